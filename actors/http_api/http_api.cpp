@@ -1,0 +1,308 @@
+#include "actors/http_api/http_api.hpp"
+
+#include <chrono>
+#include <memory>
+#include <optional>
+
+#include <caf/actor_system.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/sec.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "actors/metrics/node_metrics.hpp"
+#include "config/log.hpp"
+#include "messages/error.hpp"
+#include "storage/digest.hpp"
+#include "transport/http_server.hpp"
+#include "transport/json_body.hpp"
+
+namespace voxos {
+
+namespace {
+
+using nlohmann::json;
+using clock_type = std::chrono::steady_clock;
+
+constexpr auto ask_timeout = std::chrono::seconds(30);
+constexpr std::size_t max_token_bytes = 512;
+
+// -- asking actors -----------------------------------------------------------
+
+/// Sends a request and waits for the answer on the calling thread.
+template <class T, class Handle, class... Ts>
+std::pair<std::optional<T>, caf::error> ask(caf::actor_system& sys, const Handle& dest,
+                                            Ts&&... xs) {
+  caf::scoped_actor self{sys};
+  std::pair<std::optional<T>, caf::error> out;
+  self->request(dest, ask_timeout, std::forward<Ts>(xs)...)
+    .receive([&](T& value) { out.first = std::move(value); },
+             [&](caf::error& err) { out.second = std::move(err); });
+  return out;
+}
+
+// -- rendering ---------------------------------------------------------------
+
+void send_json(httplib::Response& res, int status_code, const json& body) {
+  res.status = status_code;
+  res.set_content(body.dump(), "application/json");
+}
+
+/// Renders an actor's error. Internal detail (storage, corruption, CAF
+/// runtime errors) goes to the log; clients get the code and a generic text.
+void send_error(httplib::Response& res, const caf::error& err) {
+  if (err.category() != error_category()) {
+    if (err == caf::sec::request_timeout) {
+      write_error(res, errc::unavailable, "the node did not answer in time");
+      return;
+    }
+    log::error("http_api", "actor error: " + message_of(err));
+    write_error(res, errc::internal, "internal error");
+    return;
+  }
+  auto code = code_of(err);
+  switch (code) {
+    case errc::storage_failure:
+    case errc::corrupt_data:
+    case errc::vault_open_failed:
+    case errc::config_invalid:
+    case errc::internal:
+      log::error("http_api", message_of(err));
+      write_error(res, code, code == errc::storage_failure ? "the event store is unavailable"
+                                                           : "internal error");
+      return;
+    default:
+      write_error(res, code, message_of(err));
+  }
+}
+
+json to_json(const tenant_record& x) {
+  return {{"tenant_id", x.tenant_id}, {"name", x.name}, {"created_us", x.created_us}};
+}
+
+json to_json(const token_record& x) {
+  return {{"token_id", x.token_id}, {"tenant_id", x.tenant_id}, {"label", x.label},
+          {"created_us", x.created_us}, {"revoked", x.revoked}};
+}
+
+template <class T>
+json to_json_array(const std::vector<T>& xs) {
+  auto out = json::array();
+  for (const auto& x : xs)
+    out.push_back(to_json(x));
+  return out;
+}
+
+// -- request helpers -----------------------------------------------------------
+
+std::optional<std::string> bearer_token(const httplib::Request& req) {
+  auto header = req.get_header_value("Authorization");
+  constexpr std::string_view scheme = "bearer ";
+  if (header.size() <= scheme.size() || header.size() > scheme.size() + max_token_bytes)
+    return std::nullopt;
+  for (std::size_t idx = 0; idx < scheme.size(); ++idx)
+    if (std::tolower(static_cast<unsigned char>(header[idx])) != scheme[idx])
+      return std::nullopt;
+  return header.substr(scheme.size());
+}
+
+/// Parses a JSON body after checking its media type.
+std::optional<json> read_body(const httplib::Request& req, httplib::Response& res,
+                              std::initializer_list<field_spec> fields) {
+  if (!req.body.empty()) {
+    auto type = req.get_header_value("Content-Type");
+    if (type.rfind("application/json", 0) != 0) {
+      write_error(res, errc::unsupported_media_type, "the body must be application/json");
+      return std::nullopt;
+    }
+  }
+  auto parsed = parse_json_object(req.body, fields);
+  if (!parsed) {
+    write_error(res, parsed.error().code(), parsed.error().message());
+    return std::nullopt;
+  }
+  return std::move(*parsed);
+}
+
+std::string string_field(const json& body, const char* name) {
+  auto found = body.find(name);
+  return found != body.end() && found->is_string() ? found->get<std::string>() : std::string{};
+}
+
+} // namespace
+
+class http_api::routes {
+public:
+  explicit routes(http_api_context ctx) : ctx_(std::move(ctx)) {}
+
+  /// Admin routes: checks the operator token, then runs `fn`.
+  template <class F>
+  httplib::Server::Handler admin(F fn) {
+    return [this, fn](const httplib::Request& req, httplib::Response& res) {
+      auto token = bearer_token(req);
+      if (!token || !digest::constant_time_equal(digest::sha256_hex(*token), ctx_.admin_token_hash)) {
+        write_error(res, errc::unauthorized, "an admin token is required");
+        return;
+      }
+      fn(req, res);
+    };
+  }
+
+  /// Tenant routes: authenticates the tenant token, then runs `fn` with the
+  /// identity it selects.
+  template <class F>
+  httplib::Server::Handler tenant(F fn) {
+    return [this, fn](const httplib::Request& req, httplib::Response& res) {
+      auto token = bearer_token(req);
+      if (!token) {
+        write_error(res, errc::unauthorized, "a tenant token is required");
+        return;
+      }
+      auto [identity, err] = ask<tenant_identity>(*ctx_.sys, ctx_.directory, auth_atom::value,
+                                                  *token);
+      if (!identity) {
+        send_error(res, err);
+        return;
+      }
+      fn(req, res, *identity);
+    };
+  }
+
+  template <class T, class Handle, class... Ts>
+  void answer(httplib::Response& res, int status_code, const Handle& dest, Ts&&... xs) {
+    auto [value, err] = ask<T>(*ctx_.sys, dest, std::forward<Ts>(xs)...);
+    if (!value) {
+      send_error(res, err);
+      return;
+    }
+    if constexpr (std::is_same_v<T, issued_token>) {
+      auto body = to_json(value->record);
+      body["token"] = value->secret;
+      send_json(res, status_code, body);
+    } else if constexpr (std::is_same_v<T, std::vector<tenant_record>>
+                         || std::is_same_v<T, std::vector<token_record>>) {
+      send_json(res, status_code, to_json_array(*value));
+    } else {
+      send_json(res, status_code, to_json(*value));
+    }
+  }
+
+  void install(httplib::Server& srv);
+
+  node_metrics* metrics() const noexcept { return ctx_.metrics; }
+
+private:
+  http_api_context ctx_;
+};
+
+void http_api::routes::install(httplib::Server& srv) {
+  auto& ctx = ctx_;
+  // -- open ------------------------------------------------------------------
+  srv.Get("/healthz", [&ctx](const httplib::Request&, httplib::Response& res) {
+    auto [healthy, err] = ask<bool>(*ctx.sys, ctx.store, health_atom::value);
+    if (healthy && *healthy)
+      send_json(res, 200, {{"status", "ok"}});
+    else
+      write_error(res, errc::unavailable, "the event store is unavailable");
+  });
+
+  // -- operators -----------------------------------------------------------
+  srv.Get("/metrics", admin([&ctx](const httplib::Request&, httplib::Response& res) {
+    res.set_content(ctx.metrics->prometheus(static_cast<int64_t>(ctx.sys->registry().running())),
+                    "text/plain; version=0.0.4");
+  }));
+  srv.Get("/v1/admin/status", admin([&ctx](const httplib::Request&, httplib::Response& res) {
+    auto body = ctx.node_info();
+    body["metrics"] = ctx.metrics->snapshot(static_cast<int64_t>(ctx.sys->registry().running()));
+    send_json(res, 200, body);
+  }));
+  srv.Get("/v1/admin/store/verify", admin([&ctx](const httplib::Request&, httplib::Response& res) {
+    auto [report, err] = ask<store_report>(*ctx.sys, ctx.store, verify_atom::value);
+    if (!report) {
+      send_error(res, err);
+      return;
+    }
+    send_json(res, 200, {{"events", report->events}, {"streams", report->streams},
+                         {"state_entries", report->state_entries}});
+  }));
+  srv.Get("/v1/admin/tenants", admin([this](const httplib::Request&, httplib::Response& res) {
+    answer<std::vector<tenant_record>>(res, 200, ctx_.directory, list_atom::value,
+                                       tenant_atom::value);
+  }));
+  srv.Post("/v1/admin/tenants", admin([this](const httplib::Request& req, httplib::Response& res) {
+    auto body = read_body(req, res, {{"name", json_kind::string, true, 200}});
+    if (!body)
+      return;
+    answer<tenant_record>(res, 201, ctx_.directory, create_atom::value, tenant_atom::value,
+                          string_field(*body, "name"));
+  }));
+  srv.Get(R"(/v1/admin/tenants/([a-z0-9_-]{1,64}))",
+          admin([this](const httplib::Request& req, httplib::Response& res) {
+            answer<tenant_record>(res, 200, ctx_.directory, tenant_atom::value,
+                                  std::string{req.matches[1]});
+          }));
+  srv.Get(R"(/v1/admin/tenants/([a-z0-9_-]{1,64})/tokens)",
+          admin([this](const httplib::Request& req, httplib::Response& res) {
+            answer<std::vector<token_record>>(res, 200, ctx_.directory, list_atom::value,
+                                              token_atom::value, std::string{req.matches[1]});
+          }));
+  srv.Post(R"(/v1/admin/tenants/([a-z0-9_-]{1,64})/tokens)",
+           admin([this](const httplib::Request& req, httplib::Response& res) {
+             auto body = read_body(req, res, {{"label", json_kind::string, false, 200}});
+             if (!body)
+               return;
+             answer<issued_token>(res, 201, ctx_.directory, create_atom::value, token_atom::value,
+                                  std::string{req.matches[1]}, string_field(*body, "label"));
+           }));
+  srv.Delete(R"(/v1/admin/tenants/([a-z0-9_-]{1,64})/tokens/([a-z0-9_-]{1,64}))",
+             admin([this](const httplib::Request& req, httplib::Response& res) {
+               answer<token_record>(res, 200, ctx_.directory, revoke_atom::value,
+                                    token_atom::value, std::string{req.matches[1]},
+                                    std::string{req.matches[2]});
+             }));
+
+  // -- tenants ----------------------------------------------------------------
+  srv.Get("/v1/whoami", tenant([](const httplib::Request&, httplib::Response& res,
+                                  const tenant_identity& who) {
+    send_json(res, 200, {{"tenant_id", who.tenant_id}, {"tenant_name", who.tenant_name},
+                         {"token_id", who.token_id}});
+  }));
+  srv.Get("/v1/tokens", tenant([this](const httplib::Request&, httplib::Response& res,
+                                      const tenant_identity& who) {
+    answer<std::vector<token_record>>(res, 200, ctx_.directory, list_atom::value,
+                                      token_atom::value, who.tenant_id);
+  }));
+  srv.Post("/v1/tokens", tenant([this](const httplib::Request& req, httplib::Response& res,
+                                       const tenant_identity& who) {
+    auto body = read_body(req, res, {{"label", json_kind::string, false, 200}});
+    if (!body)
+      return;
+    answer<issued_token>(res, 201, ctx_.directory, create_atom::value, token_atom::value,
+                         who.tenant_id, string_field(*body, "label"));
+  }));
+  srv.Delete(R"(/v1/tokens/([a-z0-9_-]{1,64}))",
+             tenant([this](const httplib::Request& req, httplib::Response& res,
+                           const tenant_identity& who) {
+               answer<token_record>(res, 200, ctx_.directory, revoke_atom::value,
+                                    token_atom::value, who.tenant_id,
+                                    std::string{req.matches[1]});
+             }));
+}
+
+http_api::http_api(http_api_context ctx) : routes_(std::make_unique<routes>(std::move(ctx))) {
+}
+
+http_api::~http_api() = default;
+
+void http_api::install(http_server& server) {
+  auto& srv = server.routes();
+  routes_->install(srv);
+  srv.set_logger([metrics = routes_->metrics()](const httplib::Request&,
+                                                const httplib::Response& res) {
+    metrics->http_requests.fetch_add(1, std::memory_order_relaxed);
+    if (res.status >= 400)
+      metrics->http_errors.fetch_add(1, std::memory_order_relaxed);
+  });
+}
+
+} // namespace voxos

@@ -1,0 +1,50 @@
+// The HTTP API's routes: an adapter that authenticates each request, turns it
+// into a message to an actor, and renders the answer as JSON. Handlers run on
+// the HTTP server's worker threads and wait for actors with a scoped actor.
+//
+// Authentication: `Authorization: Bearer <token>`. The admin token (operators)
+// reaches /metrics and /v1/admin/*; a tenant token reaches /v1/* for the
+// tenant it selects; no body or path ever names the caller's tenant.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "actors/directory/directory.hpp"
+#include "actors/event_store/event_store.hpp"
+
+namespace voxos {
+
+class http_server;
+class node_metrics;
+
+struct http_api_context {
+  caf::actor_system* sys = nullptr;
+  directory_actor directory;
+  event_store_actor store;
+  node_metrics* metrics = nullptr;
+  std::string admin_token_hash;             ///< SHA-256 hex of the admin token
+  std::function<nlohmann::json()> node_info; ///< node id, version, ports, data dir
+};
+
+/// The route table. Owned by the node; must outlive the server's handlers
+/// (stop the server before destroying it).
+class http_api {
+public:
+  explicit http_api(http_api_context ctx);
+  ~http_api();
+  http_api(const http_api&) = delete;
+  http_api& operator=(const http_api&) = delete;
+
+  /// Adds every route to `server` (before it starts).
+  void install(http_server& server);
+
+private:
+  class routes;
+  std::unique_ptr<routes> routes_;
+};
+
+} // namespace voxos

@@ -1,0 +1,161 @@
+#include "actors/metrics/node_metrics.hpp"
+
+#include <chrono>
+
+#include <nlohmann/json.hpp>
+
+namespace voxos {
+
+namespace {
+
+int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+           std::chrono::system_clock::now().time_since_epoch())
+    .count();
+}
+
+void counter(std::string& out, const char* name, const char* help, uint64_t value) {
+  out += "# HELP ";
+  out += name;
+  out += ' ';
+  out += help;
+  out += "\n# TYPE ";
+  out += name;
+  out += " counter\n";
+  out += name;
+  out += ' ';
+  out += std::to_string(value);
+  out += '\n';
+}
+
+void header(std::string& out, const char* name, const char* type, const char* help) {
+  out += "# HELP ";
+  out += name;
+  out += ' ';
+  out += help;
+  out += "\n# TYPE ";
+  out += name;
+  out += ' ';
+  out += type;
+  out += '\n';
+}
+
+std::string seconds(uint64_t micros) {
+  auto whole = micros / 1000000;
+  auto frac = micros % 1000000;
+  auto text = std::to_string(frac);
+  return std::to_string(whole) + "." + std::string(6 - text.size(), '0') + text;
+}
+
+} // namespace
+
+void actor_counters::on_message(uint64_t depth) noexcept {
+  messages.fetch_add(1, std::memory_order_relaxed);
+  mailbox_depth.store(depth, std::memory_order_relaxed);
+  auto prev = mailbox_depth_max.load(std::memory_order_relaxed);
+  while (depth > prev
+         && !mailbox_depth_max.compare_exchange_weak(prev, depth, std::memory_order_relaxed)) {
+  }
+}
+
+void latency_histogram::observe(uint64_t micros) noexcept {
+  std::size_t idx = 0;
+  while (idx < bounds_us.size() && micros > bounds_us[idx])
+    ++idx;
+  buckets_[idx].fetch_add(1, std::memory_order_relaxed);
+  count_.fetch_add(1, std::memory_order_relaxed);
+  sum_us_.fetch_add(micros, std::memory_order_relaxed);
+}
+
+void latency_histogram::render(std::string& out, const std::string& name) const {
+  uint64_t cumulative = 0;
+  for (std::size_t idx = 0; idx < buckets_.size(); ++idx) {
+    cumulative += buckets_[idx].load(std::memory_order_relaxed);
+    out += name;
+    out += "_bucket{le=\"";
+    out += idx < bounds_us.size() ? seconds(bounds_us[idx]) : std::string{"+Inf"};
+    out += "\"} ";
+    out += std::to_string(cumulative);
+    out += '\n';
+  }
+  out += name + "_sum " + seconds(sum_us()) + "\n";
+  out += name + "_count " + std::to_string(count()) + "\n";
+}
+
+node_metrics::node_metrics() : started_us_(now_us()) {
+}
+
+actor_counters& node_metrics::actor(const std::string& kind) {
+  std::lock_guard<std::mutex> guard{kinds_mutex_};
+  auto& slot = kinds_[kind];
+  if (!slot)
+    slot = std::make_unique<actor_counters>();
+  return *slot;
+}
+
+std::string node_metrics::prometheus(int64_t running_actors) const {
+  std::string out;
+  out.reserve(4096);
+  header(out, "voxos_actors_running_total", "gauge", "Actors running in the actor system.");
+  out += "voxos_actors_running_total " + std::to_string(running_actors) + "\n";
+  {
+    std::lock_guard<std::mutex> guard{kinds_mutex_};
+    header(out, "voxos_actors_running", "gauge", "Actors running, by kind.");
+    for (auto& [kind, c] : kinds_)
+      out += "voxos_actors_running{kind=\"" + kind + "\"} " + std::to_string(c->running.load()) + "\n";
+    header(out, "voxos_actor_messages_total", "counter", "Messages handled, by actor kind.");
+    for (auto& [kind, c] : kinds_)
+      out += "voxos_actor_messages_total{kind=\"" + kind + "\"} " + std::to_string(c->messages.load()) + "\n";
+    header(out, "voxos_actor_mailbox_depth", "gauge", "Mailbox depth last sampled inside the actor, by kind.");
+    for (auto& [kind, c] : kinds_)
+      out += "voxos_actor_mailbox_depth{kind=\"" + kind + "\"} " + std::to_string(c->mailbox_depth.load()) + "\n";
+    header(out, "voxos_actor_mailbox_depth_max", "gauge", "Highest mailbox depth sampled, by kind.");
+    for (auto& [kind, c] : kinds_)
+      out += "voxos_actor_mailbox_depth_max{kind=\"" + kind + "\"} " + std::to_string(c->mailbox_depth_max.load()) + "\n";
+  }
+  counter(out, "voxos_event_store_appended_events_total", "Events durably appended.", appended_events.load());
+  counter(out, "voxos_event_store_append_requests_total", "Append requests received.", append_requests.load());
+  counter(out, "voxos_event_store_append_failures_total", "Append requests refused or failed.", append_failures.load());
+  counter(out, "voxos_event_store_write_batches_total", "RocksDB write batches (one WAL sync each).", write_batches.load());
+  header(out, "voxos_event_store_sync_seconds", "histogram", "Duration of one batched RocksDB write with WAL sync.");
+  sync_latency.render(out, "voxos_event_store_sync_seconds");
+  header(out, "voxos_event_store_append_seconds", "histogram", "Append request arrival to acknowledgement.");
+  append_latency.render(out, "voxos_event_store_append_seconds");
+  counter(out, "voxos_http_requests_total", "HTTP API requests answered.", http_requests.load());
+  counter(out, "voxos_http_errors_total", "HTTP API responses with status >= 400.", http_errors.load());
+  header(out, "voxos_uptime_seconds", "gauge", "Seconds since the node started.");
+  out += "voxos_uptime_seconds " + seconds(static_cast<uint64_t>(now_us() - started_us_)) + "\n";
+  return out;
+}
+
+nlohmann::json node_metrics::snapshot(int64_t running_actors) const {
+  nlohmann::json actors = nlohmann::json::object();
+  {
+    std::lock_guard<std::mutex> guard{kinds_mutex_};
+    for (auto& [kind, c] : kinds_)
+      actors[kind] = {{"running", c->running.load()},
+                      {"messages", c->messages.load()},
+                      {"mailbox_depth", c->mailbox_depth.load()},
+                      {"mailbox_depth_max", c->mailbox_depth_max.load()}};
+  }
+  auto mean = [](const latency_histogram& h) {
+    return h.count() == 0 ? 0.0 : static_cast<double>(h.sum_us()) / static_cast<double>(h.count());
+  };
+  return {
+    {"uptime_s", (now_us() - started_us_) / 1000000},
+    {"actors_running", running_actors},
+    {"actors", actors},
+    {"event_store",
+     {{"appended_events", appended_events.load()},
+      {"append_requests", append_requests.load()},
+      {"append_failures", append_failures.load()},
+      {"write_batches", write_batches.load()},
+      {"sync_mean_us", mean(sync_latency)},
+      {"append_mean_us", mean(append_latency)}}},
+    {"http",
+     {{"requests", http_requests.load()},
+      {"errors", http_errors.load()}}},
+  };
+}
+
+} // namespace voxos

@@ -1,0 +1,182 @@
+#include "actors/node/node.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/send.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "actors/directory/directory.hpp"
+#include "actors/directory/directory_index.hpp"
+#include "actors/event_store/event_store.hpp"
+#include "actors/http_api/http_api.hpp"
+#include "actors/metrics/node_metrics.hpp"
+#include "actors/run_host/run_host.hpp"
+#include "config/log.hpp"
+#include "messages/register.hpp"
+#include "storage/digest.hpp"
+#include "storage/directory_projection.hpp"
+#include "storage/event_db.hpp"
+#include "transport/http_server.hpp"
+
+namespace voxos {
+
+namespace {
+
+class system_config : public caf::actor_system_config {
+public:
+  explicit system_config(const node_config& cfg) {
+    register_types(*this);
+    load<caf::io::middleman>();
+    set("scheduler.max-threads", static_cast<size_t>(cfg.caf.scheduler_threads));
+    // Cross-node connections are made explicitly by agent hosts.
+    set("middleman.enable-automatic-connections", false);
+  }
+};
+
+} // namespace
+
+// Members are declared in construction order; destruction runs in reverse,
+// so the HTTP server stops before the actors it calls, and the actor system
+// (which waits for its actors) goes before the metrics they write.
+struct node::impl {
+  node_config cfg;
+  std::string node_id;
+  node_metrics metrics;
+  std::unique_ptr<system_config> sys_cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  event_store_actor store;
+  directory_actor directory;
+  run_host_actor run_host;
+  std::unique_ptr<http_api> api;
+  std::unique_ptr<http_server> server;
+  uint16_t http_port = 0;
+  uint16_t caf_port = 0;
+  bool stopped = false;
+
+  void shutdown() {
+    if (stopped)
+      return;
+    stopped = true;
+    // 1. No new requests; in-flight ones finish.
+    if (server)
+      server->stop();
+    // 2. Every actor exits; the event store closes RocksDB as it terminates.
+    if (sys) {
+      if (caf_port != 0)
+        sys->middleman().unpublish(run_host, caf_port);
+      for (auto hdl : {caf::actor_cast<caf::actor>(run_host),
+                       caf::actor_cast<caf::actor>(directory),
+                       caf::actor_cast<caf::actor>(store)})
+        if (hdl)
+          caf::anon_send_exit(hdl, caf::exit_reason::user_shutdown);
+    }
+    // 3. Drop every handle before the system that owns the actors goes.
+    api.reset();
+    run_host = nullptr;
+    directory = nullptr;
+    store = nullptr;
+    sys.reset();
+    server.reset();
+  }
+};
+
+node::node(std::unique_ptr<impl> state) : impl_(std::move(state)) {
+}
+
+node::~node() {
+  stop();
+}
+
+void node::stop() {
+  if (impl_)
+    impl_->shutdown();
+}
+
+uint16_t node::http_port() const noexcept {
+  return impl_->http_port;
+}
+
+uint16_t node::caf_port() const noexcept {
+  return impl_->caf_port;
+}
+
+const std::string& node::node_id() const noexcept {
+  return impl_->node_id;
+}
+
+result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_secrets& secrets) {
+  auto state = std::make_unique<impl>();
+  state->cfg = cfg;
+  state->node_id = "n_" + digest::random_hex(6);
+
+  // Storage first: a locked or corrupt data directory stops the start before
+  // anything else runs.
+  event_db_options db_opts;
+  db_opts.sync = cfg.event_store.sync;
+  db_opts.max_event_bytes = cfg.event_store.max_event_bytes;
+  db_opts.projectors.push_back(&directory::project);
+  auto db = event_db::open(cfg.data_dir + "/store", std::move(db_opts));
+  if (!db)
+    return db.error();
+  auto index = directory_index::load(**db);
+  if (!index)
+    return index.error();
+  log::info("node", "event store open: " + std::to_string(index->tenant_count()) + " tenants");
+
+  state->sys_cfg = std::make_unique<system_config>(cfg);
+  state->sys = std::make_unique<caf::actor_system>(*state->sys_cfg);
+  auto& sys = *state->sys;
+  event_store_options store_opts;
+  store_opts.max_batch_requests = cfg.event_store.max_batch_events;
+  state->store = spawn_event_store(sys, std::shared_ptr<event_db>(std::move(*db)),
+                                   state->metrics, store_opts);
+  state->directory = spawn_directory(sys, state->store, std::move(*index), state->metrics);
+  state->run_host = spawn_run_host(sys, state->directory, state->node_id, state->metrics);
+
+  // The CAF endpoint agent hosts connect to.
+  auto published = sys.middleman().publish(state->run_host, cfg.caf.port, cfg.caf.bind.c_str(),
+                                           /*reuse_addr=*/false);
+  if (!published) {
+    auto message = "cannot publish the run host on " + cfg.caf.bind + ":"
+                   + std::to_string(cfg.caf.port) + ": " + sys.render(published.error());
+    state->shutdown();
+    return status::error(errc::unavailable, message);
+  }
+  state->caf_port = *published;
+
+  // The HTTP API.
+  http_server::options http_opts;
+  http_opts.bind = cfg.http.bind;
+  http_opts.port = cfg.http.port;
+  http_opts.max_body_bytes = cfg.http.max_body_bytes;
+  http_opts.threads = cfg.http.threads;
+  state->server = std::make_unique<http_server>(http_opts);
+  http_api_context ctx;
+  ctx.sys = &sys;
+  ctx.directory = state->directory;
+  ctx.store = state->store;
+  ctx.metrics = &state->metrics;
+  ctx.admin_token_hash = digest::sha256_hex(secrets.admin_token);
+  auto* raw = state.get();
+  ctx.node_info = [raw] {
+    return nlohmann::json{{"node_id", raw->node_id},
+                          {"version", VOXOS_VERSION},
+                          {"http_port", raw->http_port},
+                          {"caf_port", raw->caf_port},
+                          {"public_base_url", raw->cfg.http.public_base_url},
+                          {"data_dir", raw->cfg.data_dir}};
+  };
+  state->api = std::make_unique<http_api>(std::move(ctx));
+  state->api->install(*state->server);
+  auto port = state->server->start();
+  if (!port) {
+    state->shutdown();
+    return port.error();
+  }
+  state->http_port = *port;
+  return std::unique_ptr<node>{new node(std::move(state))};
+}
+
+} // namespace voxos

@@ -1,0 +1,40 @@
+// A running node: opens the event store, spawns the actors, publishes the
+// run_host on the CAF network and serves the HTTP API. voxosd and in-process
+// tests start one the same way. CAF-free header.
+//
+// Lifecycle:  start() --ok--> running --stop()/destructor--> stopped
+//             start() fails (locked or corrupt data, unbindable port) with
+//             nothing left running and nothing written.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "config/node_config.hpp"
+#include "messages/status.hpp"
+
+namespace voxos {
+
+class node {
+public:
+  static result<std::unique_ptr<node>> start(const node_config& cfg, const node_secrets& secrets);
+  ~node();
+  node(const node&) = delete;
+  node& operator=(const node&) = delete;
+
+  /// The bound ports (meaningful when the configuration asked for port 0).
+  uint16_t http_port() const noexcept;
+  uint16_t caf_port() const noexcept;
+  const std::string& node_id() const noexcept;
+
+  /// Stops serving HTTP, stops every actor and closes the store. Idempotent.
+  void stop();
+
+private:
+  struct impl;
+  explicit node(std::unique_ptr<impl> state);
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace voxos

@@ -1,0 +1,1036 @@
+// Node configuration: parsing and validation of the JSON format, the default
+// document, and secret resolution (generated file, env, named file).
+//
+// nlohmann::json throws on malformed input; every exception is caught in this
+// file and becomes a config_invalid status. Messages name keys, paths and
+// bounds, never a configured secret or a rejected value.
+#include "config/node_config.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+#include <set>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+// Returns the status of `expr` from the enclosing function unless it is ok.
+#define VOXOS_RETURN_IF_ERROR(expr)                                            \
+  do {                                                                         \
+    if (::voxos::status st_ = (expr); !st_.is_ok())                            \
+      return st_;                                                              \
+  } while (false)
+
+namespace voxos {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::size_t max_config_file_bytes = 1024 * 1024;
+constexpr std::size_t max_secrets_file_bytes = 64 * 1024;
+constexpr std::size_t max_url_chars = 2048;
+constexpr std::size_t max_purpose_chars = 64;
+constexpr std::size_t max_key_id_chars = 64;
+constexpr std::size_t vault_key_bytes = 32;
+constexpr std::size_t min_secret_chars = 32;
+constexpr std::size_t generated_secret_bytes = 32;
+constexpr const char* secrets_file_name = "secrets.json";
+constexpr const char* admin_token_prefix = "vxa_";
+
+status invalid(std::string message) {
+  return status::error(errc::config_invalid, std::move(message));
+}
+
+/// Overwrites a string's bytes before it is released.
+void wipe(std::string& text) {
+  if (!text.empty())
+    OPENSSL_cleanse(text.data(), text.size());
+}
+
+/// Overwrites every string inside a parsed document (secrets files).
+void wipe_strings(json& doc) {
+  if (doc.is_string()) {
+    wipe(doc.get_ref<std::string&>());
+  } else if (doc.is_structured()) {
+    for (auto& child : doc)
+      wipe_strings(child);
+  }
+}
+
+/// A user-supplied key made safe to quote: printable ASCII, at most 64 chars.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (char ch : text.substr(0, 64))
+    out += (ch >= 0x20 && ch < 0x7f) ? ch : '?';
+  if (text.size() > 64)
+    out += "...";
+  return out;
+}
+
+std::string join_path(const std::string& prefix, std::string_view key) {
+  return prefix.empty() ? std::string{key} : prefix + "." + std::string{key};
+}
+
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
+
+// -- base64 -------------------------------------------------------------------
+
+constexpr const char* base64_std_alphabet =
+  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+constexpr const char* base64_url_alphabet =
+  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+std::string encode_base64(const unsigned char* data, std::size_t size,
+                          const char* alphabet, bool pad) {
+  std::string out;
+  out.reserve((size + 2) / 3 * 4);
+  for (std::size_t pos = 0; pos < size; pos += 3) {
+    uint32_t chunk = uint32_t{data[pos]} << 16;
+    if (pos + 1 < size)
+      chunk |= uint32_t{data[pos + 1]} << 8;
+    if (pos + 2 < size)
+      chunk |= uint32_t{data[pos + 2]};
+    std::size_t chars = std::min<std::size_t>(size - pos, 3) + 1;
+    for (std::size_t idx = 0; idx < 4; ++idx) {
+      if (idx < chars)
+        out += alphabet[(chunk >> (18 - 6 * idx)) & 0x3f];
+      else if (pad)
+        out += '=';
+    }
+  }
+  return out;
+}
+
+/// Strict standard base64: padded to a multiple of 4, no whitespace, and
+/// canonical (the unused bits of the last character are zero).
+std::optional<std::string> decode_base64(std::string_view text) {
+  if (text.size() % 4 != 0)
+    return std::nullopt;
+  std::size_t padding = 0;
+  if (!text.empty() && text.back() == '=')
+    padding = text.size() >= 2 && text[text.size() - 2] == '=' ? 2 : 1;
+  std::string out;
+  out.reserve(text.size() / 4 * 3);
+  uint32_t chunk = 0;
+  std::size_t data_chars = text.size() - padding;
+  for (std::size_t pos = 0; pos < data_chars; ++pos) {
+    const char* hit = std::strchr(base64_std_alphabet, text[pos]);
+    if (text[pos] == '\0' || hit == nullptr)
+      return std::nullopt;
+    chunk = (chunk << 6) | static_cast<uint32_t>(hit - base64_std_alphabet);
+    if (pos % 4 == 3) {
+      out += static_cast<char>((chunk >> 16) & 0xff);
+      out += static_cast<char>((chunk >> 8) & 0xff);
+      out += static_cast<char>(chunk & 0xff);
+      chunk = 0;
+    }
+  }
+  // The last group: 2 data chars carry 1 byte (4 spare bits), 3 carry 2 bytes (2 spare bits).
+  if (padding == 2) {
+    if ((chunk & 0x0f) != 0)
+      return std::nullopt;
+    out += static_cast<char>((chunk >> 4) & 0xff);
+  } else if (padding == 1) {
+    if ((chunk & 0x03) != 0)
+      return std::nullopt;
+    out += static_cast<char>((chunk >> 10) & 0xff);
+    out += static_cast<char>((chunk >> 2) & 0xff);
+  }
+  return out;
+}
+
+// -- value checks -------------------------------------------------------------
+
+bool is_bind_address(const std::string& text) {
+  if (text == "localhost")
+    return true;
+  unsigned char buf[16];
+  return ::inet_pton(AF_INET, text.c_str(), buf) == 1
+         || ::inet_pton(AF_INET6, text.c_str(), buf) == 1;
+}
+
+bool iequals_prefix(std::string_view text, std::string_view prefix) {
+  if (text.size() < prefix.size())
+    return false;
+  for (std::size_t idx = 0; idx < prefix.size(); ++idx) {
+    char ch = text[idx];
+    if (ch >= 'A' && ch <= 'Z')
+      ch = static_cast<char>(ch - 'A' + 'a');
+    if (ch != prefix[idx])
+      return false;
+  }
+  return true;
+}
+
+/// An absolute http or https URL: a host name, IPv4 or [IPv6] literal, an
+/// optional port 1..65535, no user info, no fragment, no whitespace, control
+/// or non-ASCII characters; a query only if `allow_query`.
+bool is_http_url(std::string_view url, bool allow_query) {
+  if (url.empty() || url.size() > max_url_chars)
+    return false;
+  for (unsigned char ch : url)
+    if (ch <= 0x20 || ch >= 0x7f)
+      return false;
+  std::string_view rest;
+  if (iequals_prefix(url, "http://"))
+    rest = url.substr(7);
+  else if (iequals_prefix(url, "https://"))
+    rest = url.substr(8);
+  else
+    return false;
+  // Split authority from path/query/fragment.
+  auto authority_end = rest.find_first_of("/?#");
+  auto authority = rest.substr(0, authority_end);
+  auto tail = authority_end == std::string_view::npos ? std::string_view{}
+                                                      : rest.substr(authority_end);
+  if (tail.find('#') != std::string_view::npos)
+    return false;
+  if (!allow_query && tail.find('?') != std::string_view::npos)
+    return false;
+  if (authority.find('@') != std::string_view::npos)
+    return false;
+  // Host and optional port.
+  std::string_view host = authority;
+  std::optional<std::string_view> port;
+  if (!authority.empty() && authority.front() == '[') {
+    auto close = authority.find(']');
+    if (close == std::string_view::npos)
+      return false;
+    host = authority.substr(1, close - 1);
+    auto after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':')
+        return false;
+      port = after.substr(1);
+    }
+    unsigned char buf[16];
+    if (::inet_pton(AF_INET6, std::string{host}.c_str(), buf) != 1)
+      return false;
+  } else {
+    auto colon = authority.rfind(':');
+    if (colon != std::string_view::npos) {
+      host = authority.substr(0, colon);
+      port = authority.substr(colon + 1);
+    }
+    if (host.empty())
+      return false;
+    for (char ch : host) {
+      bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')
+                || (ch >= '0' && ch <= '9') || ch == '.' || ch == '-';
+      if (!ok)
+        return false;
+    }
+  }
+  if (port) {
+    if (port->empty() || port->size() > 5)
+      return false;
+    unsigned value = 0;
+    for (char ch : *port) {
+      if (ch < '0' || ch > '9')
+        return false;
+      value = value * 10 + static_cast<unsigned>(ch - '0');
+    }
+    if (value == 0 || value > 65535)
+      return false;
+  }
+  return true;
+}
+
+bool is_purpose(const std::string& text) {
+  if (text.empty() || text.size() > max_purpose_chars)
+    return false;
+  for (char ch : text)
+    if (!((ch >= 'a' && ch <= 'z') || ch == '_'))
+      return false;
+  return true;
+}
+
+bool is_key_id(const std::string& text) {
+  if (text.empty() || text.size() > max_key_id_chars)
+    return false;
+  for (char ch : text) {
+    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')
+              || (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-';
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
+bool is_visible_ascii(const std::string& text) {
+  for (char ch : text)
+    if (ch <= 0x20 || ch >= 0x7f)
+      return false;
+  return true;
+}
+
+// -- JSON text ----------------------------------------------------------------
+
+/// Finds the first key repeated inside one object (nlohmann silently keeps
+/// the last one) and records its path, e.g. "http.port".
+class duplicate_key_finder {
+public:
+  bool on_event(json::parse_event_t event, const json& parsed) {
+    using ev = json::parse_event_t;
+    switch (event) {
+      case ev::object_start:
+      case ev::array_start:
+        frames_.push_back(frame{event == ev::object_start, {}, {}, 0});
+        break;
+      case ev::key:
+        if (!frames_.empty() && parsed.is_string()) {
+          auto& top = frames_.back();
+          top.key = parsed.get<std::string>();
+          if (!top.keys.insert(top.key).second && !first_)
+            first_ = current_path();
+        }
+        break;
+      case ev::object_end:
+      case ev::array_end:
+        if (!frames_.empty())
+          frames_.pop_back();
+        next_element();
+        break;
+      case ev::value:
+        next_element();
+        break;
+    }
+    return true;
+  }
+
+  const std::optional<std::string>& first() const noexcept { return first_; }
+
+private:
+  struct frame {
+    bool is_object;
+    std::set<std::string> keys;
+    std::string key;
+    std::size_t index;
+  };
+
+  void next_element() {
+    if (!frames_.empty() && !frames_.back().is_object)
+      ++frames_.back().index;
+  }
+
+  std::string current_path() const {
+    std::string out;
+    for (const auto& entry : frames_) {
+      if (entry.is_object)
+        out = join_path(out, printable(entry.key));
+      else
+        out += "[" + std::to_string(entry.index) + "]";
+    }
+    return out;
+  }
+
+  std::vector<frame> frames_;
+  std::optional<std::string> first_;
+};
+
+/// Parses JSON text; `what` names the document in messages ("config").
+/// Never quotes the text: a config may carry secrets nearby.
+result<json> parse_json(const std::string& text, const std::string& what) {
+  duplicate_key_finder duplicates;
+  json doc;
+  try {
+    doc = json::parse(text, [&duplicates](int, json::parse_event_t event, json& parsed) {
+      return duplicates.on_event(event, parsed);
+    });
+  } catch (const json::parse_error& err) {
+    auto end = std::min<std::size_t>(err.byte > 0 ? err.byte - 1 : 0, text.size());
+    auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(end), '\n');
+    return invalid(what + " is not valid JSON (line " + std::to_string(line) + ")");
+  } catch (const std::exception&) {
+    return invalid(what + " is not valid JSON");
+  }
+  if (duplicates.first())
+    return invalid(what + ": duplicate key '" + *duplicates.first() + "'");
+  return result<json>{std::move(doc)};
+}
+
+/// Reads a whole file that must be regular and at most `max_bytes` long.
+/// Returns nullopt if it does not exist. With `private_only`, a file that
+/// group or others may access is refused; without `follow_symlinks`, a
+/// symbolic link is refused as not regular.
+result<std::optional<std::string>> read_file(const std::string& path, const std::string& what,
+                                             std::size_t max_bytes, bool private_only,
+                                             bool follow_symlinks) {
+  int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+  if (!follow_symlinks)
+    flags |= O_NOFOLLOW;
+  int fd = ::open(path.c_str(), flags);
+  if (fd < 0) {
+    int err = errno;
+    if (err == ENOENT)
+      return std::optional<std::string>{};
+    if (err == ELOOP)
+      return invalid(what + " '" + path + "' is not a regular file");
+    return invalid(what + " '" + path + "' cannot be opened: " + errno_text(err));
+  }
+  // Check type, permissions and size before reading.
+  struct ::stat info {};
+  if (::fstat(fd, &info) != 0) {
+    int err = errno;
+    ::close(fd);
+    return invalid(what + " '" + path + "' cannot be inspected: " + errno_text(err));
+  }
+  if (!S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return invalid(what + " '" + path + "' is not a regular file");
+  }
+  if (private_only && (info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    ::close(fd);
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(info.st_mode & 07777));
+    return invalid(what + " '" + path + "' is accessible by group or others (mode " + mode
+                   + "); it must be mode 0600 or stricter");
+  }
+  if (static_cast<std::size_t>(info.st_size) > max_bytes) {
+    ::close(fd);
+    return invalid(what + " '" + path + "' is larger than " + std::to_string(max_bytes)
+                   + " bytes");
+  }
+  // Read it all.
+  std::string text;
+  text.resize(max_bytes + 1);
+  std::size_t filled = 0;
+  while (filled < text.size()) {
+    auto got = ::read(fd, text.data() + filled, text.size() - filled);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0) {
+      int err = errno;
+      ::close(fd);
+      wipe(text);
+      return invalid(what + " '" + path + "' cannot be read: " + errno_text(err));
+    }
+    if (got == 0)
+      break;
+    filled += static_cast<std::size_t>(got);
+  }
+  ::close(fd);
+  if (filled > max_bytes) {
+    wipe(text);
+    return invalid(what + " '" + path + "' is larger than " + std::to_string(max_bytes)
+                   + " bytes");
+  }
+  text.resize(filled);
+  return std::optional<std::string>{std::move(text)};
+}
+
+// -- configuration document ---------------------------------------------------
+
+/// One JSON object of the configuration and its key path ("" for the root).
+class object_reader {
+public:
+  object_reader(const json& object, std::string path)
+    : object_(object), path_(std::move(path)) {}
+
+  std::string path_of(std::string_view key) const { return join_path(path_, key); }
+
+  /// Refuses any key not in `allowed`, naming its full path.
+  status allow_only(std::initializer_list<std::string_view> allowed) const {
+    for (const auto& item : object_.items()) {
+      bool known = false;
+      for (auto name : allowed)
+        known = known || item.key() == name;
+      if (!known)
+        return invalid("unknown key '" + path_of(printable(item.key())) + "'");
+    }
+    return status::ok();
+  }
+
+  const json* find(const char* key) const {
+    auto pos = object_.find(key);
+    return pos == object_.end() ? nullptr : &*pos;
+  }
+
+  /// An integer in [min, max]; floats, strings and booleans are refused.
+  template <class Integer>
+  status integer(const char* key, uint64_t min, uint64_t max, Integer& out) const {
+    const json* value = find(key);
+    if (value == nullptr)
+      return status::ok();
+    std::optional<uint64_t> number;
+    if (value->is_number_unsigned())
+      number = value->get<uint64_t>();
+    else if (value->is_number_integer() && value->get<int64_t>() >= 0)
+      number = static_cast<uint64_t>(value->get<int64_t>());
+    if (number && *number >= min && *number <= max) {
+      out = static_cast<Integer>(*number);
+      return status::ok();
+    }
+    return invalid(path_of(key) + ": expected an integer from " + std::to_string(min) + " to "
+                   + std::to_string(max));
+  }
+
+  status boolean(const char* key, bool& out) const {
+    const json* value = find(key);
+    if (value == nullptr)
+      return status::ok();
+    if (!value->is_boolean())
+      return invalid(path_of(key) + ": expected true or false");
+    out = value->get<bool>();
+    return status::ok();
+  }
+
+  /// A string accepted by `check` (if given); `expected` describes it.
+  status string(const char* key, std::string& out, bool (*check)(const std::string&),
+                const char* expected) const {
+    const json* value = find(key);
+    if (value == nullptr)
+      return status::ok();
+    if (!value->is_string())
+      return invalid(path_of(key) + ": expected " + expected);
+    const auto& text = value->get_ref<const std::string&>();
+    if (check != nullptr && !check(text))
+      return invalid(path_of(key) + ": expected " + expected);
+    out = text;
+    return status::ok();
+  }
+
+  /// One of `names`; stores the index of the match.
+  status choice(const char* key, std::initializer_list<const char*> names,
+                std::size_t& out) const {
+    const json* value = find(key);
+    if (value == nullptr)
+      return status::ok();
+    std::size_t idx = 0;
+    if (value->is_string()) {
+      for (const char* name : names) {
+        if (value->get_ref<const std::string&>() == name) {
+          out = idx;
+          return status::ok();
+        }
+        ++idx;
+      }
+    }
+    std::string expected;
+    for (const char* name : names)
+      expected += (expected.empty() ? "\"" : ", \"") + std::string{name} + "\"";
+    return invalid(path_of(key) + ": expected one of " + expected);
+  }
+
+  /// Runs `parse` on a nested object, if present.
+  template <class Parse>
+  status section(const char* key, Parse&& parse) const {
+    const json* value = find(key);
+    if (value == nullptr)
+      return status::ok();
+    if (!value->is_object())
+      return invalid(path_of(key) + ": expected an object");
+    return parse(object_reader{*value, path_of(key)});
+  }
+
+private:
+  const json& object_;
+  std::string path_;
+};
+
+bool is_non_empty_path(const std::string& text) {
+  return !text.empty() && text.find('\0') == std::string::npos;
+}
+
+bool is_base_url(const std::string& text) {
+  return is_http_url(text, false);
+}
+
+bool is_registered_url(const std::string& text) {
+  return is_http_url(text, true);
+}
+
+bool is_log_level(const std::string& text) {
+  return text == "error" || text == "warn" || text == "info" || text == "debug";
+}
+
+constexpr const char* bind_expectation = "an IPv4 or IPv6 address literal or \"localhost\"";
+
+status parse_http(const object_reader& in, http_config& out) {
+  VOXOS_RETURN_IF_ERROR(
+    in.allow_only({"bind", "port", "public_base_url", "max_body_bytes", "threads"}));
+  VOXOS_RETURN_IF_ERROR(in.string("bind", out.bind, is_bind_address, bind_expectation));
+  VOXOS_RETURN_IF_ERROR(in.integer("port", 0, 65535, out.port));
+  VOXOS_RETURN_IF_ERROR(in.string(
+    "public_base_url", out.public_base_url, is_base_url,
+    "an absolute http or https URL without user info, query or fragment"));
+  VOXOS_RETURN_IF_ERROR(in.integer("max_body_bytes", 1024, 64 * 1024 * 1024, out.max_body_bytes));
+  VOXOS_RETURN_IF_ERROR(in.integer("threads", 1, 256, out.threads));
+  return status::ok();
+}
+
+status parse_caf(const object_reader& in, caf_config& out) {
+  VOXOS_RETURN_IF_ERROR(in.allow_only({"bind", "port", "scheduler_threads"}));
+  VOXOS_RETURN_IF_ERROR(in.string("bind", out.bind, is_bind_address, bind_expectation));
+  VOXOS_RETURN_IF_ERROR(in.integer("port", 0, 65535, out.port));
+  VOXOS_RETURN_IF_ERROR(in.integer("scheduler_threads", 1, 64, out.scheduler_threads));
+  return status::ok();
+}
+
+status parse_event_store(const object_reader& in, event_store_config& out) {
+  VOXOS_RETURN_IF_ERROR(in.allow_only({"sync", "max_batch_events", "max_event_bytes"}));
+  VOXOS_RETURN_IF_ERROR(in.boolean("sync", out.sync));
+  VOXOS_RETURN_IF_ERROR(in.integer("max_batch_events", 1, 65536, out.max_batch_events));
+  VOXOS_RETURN_IF_ERROR(
+    in.integer("max_event_bytes", 1024, 16 * 1024 * 1024, out.max_event_bytes));
+  return status::ok();
+}
+
+status parse_secrets(const object_reader& in, secrets_config& out) {
+  VOXOS_RETURN_IF_ERROR(in.allow_only({"source", "file"}));
+  std::size_t source = static_cast<std::size_t>(out.source);
+  VOXOS_RETURN_IF_ERROR(in.choice("source", {"generate", "env", "file"}, source));
+  out.source = static_cast<secret_source>(source);
+  VOXOS_RETURN_IF_ERROR(in.string("file", out.file, nullptr, "a path"));
+  // `file` names the secrets file exactly when the source is "file".
+  if (out.source == secret_source::file && !is_non_empty_path(out.file))
+    return invalid(in.path_of("file") + ": required (a non-empty path) when "
+                   + in.path_of("source") + " is \"file\"");
+  if (out.source != secret_source::file && !out.file.empty())
+    return invalid(in.path_of("file") + ": allowed only when " + in.path_of("source")
+                   + " is \"file\"");
+  return status::ok();
+}
+
+status parse_registered_urls(const json& list, const std::string& path,
+                             std::vector<node_config::registered_url>& out) {
+  if (!list.is_array())
+    return invalid(path + ": expected an array");
+  out.clear();
+  std::size_t idx = 0;
+  for (const auto& item : list) {
+    auto item_path = path + "[" + std::to_string(idx++) + "]";
+    if (!item.is_object())
+      return invalid(item_path + ": expected an object with \"url\" and \"purpose\"");
+    object_reader in{item, item_path};
+    VOXOS_RETURN_IF_ERROR(in.allow_only({"url", "purpose"}));
+    for (const char* required : {"url", "purpose"})
+      if (in.find(required) == nullptr)
+        return invalid(in.path_of(required) + ": required");
+    node_config::registered_url entry;
+    VOXOS_RETURN_IF_ERROR(in.string(
+      "url", entry.url, is_registered_url,
+      "an absolute http or https URL without user info or fragment (at most 2048 characters)"));
+    VOXOS_RETURN_IF_ERROR(in.string("purpose", entry.purpose, is_purpose,
+                                    "1 to 64 characters of a-z and _"));
+    out.push_back(std::move(entry));
+  }
+  return status::ok();
+}
+
+result<node_config> parse_document(const json& doc) {
+  if (!doc.is_object())
+    return invalid("config: expected a JSON object at the top level");
+  node_config cfg;
+  object_reader in{doc, ""};
+  VOXOS_RETURN_IF_ERROR(in.allow_only({"profile", "data_dir", "log_level", "http", "caf",
+                                       "event_store", "secrets", "registered_urls"}));
+  std::size_t mode = static_cast<std::size_t>(cfg.mode);
+  VOXOS_RETURN_IF_ERROR(in.choice("profile", {"embedded", "production"}, mode));
+  cfg.mode = static_cast<profile>(mode);
+  VOXOS_RETURN_IF_ERROR(in.string("data_dir", cfg.data_dir, is_non_empty_path,
+                                  "a non-empty path"));
+  VOXOS_RETURN_IF_ERROR(in.string("log_level", cfg.log_level, is_log_level,
+                                  "one of \"error\", \"warn\", \"info\", \"debug\""));
+  VOXOS_RETURN_IF_ERROR(in.section("http", [&](const object_reader& sub) {
+    return parse_http(sub, cfg.http);
+  }));
+  VOXOS_RETURN_IF_ERROR(in.section("caf", [&](const object_reader& sub) {
+    return parse_caf(sub, cfg.caf);
+  }));
+  VOXOS_RETURN_IF_ERROR(in.section("event_store", [&](const object_reader& sub) {
+    return parse_event_store(sub, cfg.event_store);
+  }));
+  VOXOS_RETURN_IF_ERROR(in.section("secrets", [&](const object_reader& sub) {
+    return parse_secrets(sub, cfg.secrets);
+  }));
+  if (const json* urls = in.find("registered_urls"))
+    VOXOS_RETURN_IF_ERROR(parse_registered_urls(*urls, "registered_urls", cfg.registered_urls));
+  return result<node_config>{std::move(cfg)};
+}
+
+json to_json(const node_config& cfg) {
+  static constexpr const char* source_names[] = {"generate", "env", "file"};
+  json doc = json::object();
+  doc["profile"] = cfg.mode == profile::production ? "production" : "embedded";
+  doc["data_dir"] = cfg.data_dir;
+  doc["log_level"] = cfg.log_level;
+  doc["http"] = json{{"bind", cfg.http.bind},
+                     {"port", cfg.http.port},
+                     {"public_base_url", cfg.http.public_base_url},
+                     {"max_body_bytes", cfg.http.max_body_bytes},
+                     {"threads", cfg.http.threads}};
+  doc["caf"] = json{{"bind", cfg.caf.bind},
+                    {"port", cfg.caf.port},
+                    {"scheduler_threads", cfg.caf.scheduler_threads}};
+  doc["event_store"] = json{{"sync", cfg.event_store.sync},
+                            {"max_batch_events", cfg.event_store.max_batch_events},
+                            {"max_event_bytes", cfg.event_store.max_event_bytes}};
+  doc["secrets"] = json{{"source", source_names[static_cast<std::size_t>(cfg.secrets.source)]},
+                        {"file", cfg.secrets.file}};
+  doc["registered_urls"] = json::array();
+  for (const auto& entry : cfg.registered_urls)
+    doc["registered_urls"].push_back(json{{"url", entry.url}, {"purpose", entry.purpose}});
+  return doc;
+}
+
+// -- secrets ------------------------------------------------------------------
+
+/// One secret entry before validation. `origin` names where the value came
+/// from ("VOXOS_ADMIN_TOKEN" or "secrets file 'var/secrets.json': admin_token")
+/// for messages; `env_name` is the variable that may supply or override it.
+struct secret_entry {
+  const char* env_name;
+  std::string origin;
+  std::optional<std::string> value;
+
+  explicit secret_entry(const char* name) : env_name(name), origin(name) {}
+  secret_entry(const secret_entry&) = delete;
+  secret_entry& operator=(const secret_entry&) = delete;
+  ~secret_entry() {
+    if (value)
+      wipe(*value);
+  }
+};
+
+struct raw_secrets {
+  secret_entry key_id{env_vault_key_id};
+  secret_entry vault_key{env_vault_key};  // base64, decoded by validate_secrets
+  secret_entry oauth_state{env_oauth_state_secret};
+  secret_entry admin_token{env_admin_token};
+};
+
+constexpr const char* file_key_id = "vault_key_id";
+constexpr const char* file_vault_key = "vault_key";
+constexpr const char* file_oauth_state = "oauth_state_signing_secret";
+constexpr const char* file_admin_token = "admin_token";
+
+/// Reads a secrets file (generated or named) into `out`: a JSON object of
+/// string entries, private to its owner. `follow_symlinks` is false for the
+/// generated file, which the node itself creates.
+status read_secrets_file(const std::string& path, bool follow_symlinks, raw_secrets& out) {
+  const std::string label = "secrets file '" + path + "'";
+  std::pair<const char*, secret_entry*> entries[] = {{file_key_id, &out.key_id},
+                                                     {file_vault_key, &out.vault_key},
+                                                     {file_oauth_state, &out.oauth_state},
+                                                     {file_admin_token, &out.admin_token}};
+  for (auto& [key, entry] : entries)
+    entry->origin = label + ": " + key;
+  // Read and parse; the text is wiped as soon as it is parsed.
+  auto text = read_file(path, "secrets file", max_secrets_file_bytes, true, follow_symlinks);
+  if (!text)
+    return text.error();
+  if (!text->has_value())
+    return invalid(label + " does not exist");
+  auto doc = parse_json(**text, label);
+  wipe(**text);
+  if (!doc)
+    return doc.error();
+  // Shape: an object of (up to) the four string entries.
+  status outcome = status::ok();
+  if (!doc->is_object()) {
+    outcome = invalid(label + ": expected a JSON object");
+  } else {
+    object_reader in{*doc, ""};
+    outcome = in.allow_only({file_key_id, file_vault_key, file_oauth_state, file_admin_token});
+    if (!outcome.is_ok())
+      outcome = invalid(label + ": " + outcome.message());
+    for (auto& [key, entry] : entries) {
+      if (!outcome.is_ok())
+        break;
+      const json* value = in.find(key);
+      if (value == nullptr)
+        continue;
+      if (!value->is_string()) {
+        outcome = invalid(entry->origin + ": expected a string");
+        break;
+      }
+      entry->value = value->get<std::string>();
+    }
+  }
+  wipe_strings(*doc);
+  return outcome;
+}
+
+/// Environment variables that are set replace entries one by one.
+void apply_env(const env_lookup& env, raw_secrets& out) {
+  for (auto* entry : {&out.key_id, &out.vault_key, &out.oauth_state, &out.admin_token}) {
+    auto value = env(entry->env_name);
+    if (!value)
+      continue;
+    if (entry->value)
+      wipe(*entry->value);
+    entry->value = std::move(*value);
+    entry->origin = entry->env_name;
+    wipe(*value);
+  }
+}
+
+/// Checks every entry and builds the node's secrets. Messages name the
+/// origin of a bad entry, never its value.
+result<node_secrets> validate_secrets(const raw_secrets& raw, const std::string& missing_hint) {
+  // Every entry but the key id is required.
+  std::string missing;
+  for (const auto* entry : {&raw.vault_key, &raw.oauth_state, &raw.admin_token}) {
+    if (entry->value)
+      continue;
+    missing += missing.empty() ? "" : ", ";
+    missing += entry->origin;
+    if (entry->origin != entry->env_name)
+      missing += std::string{" (or "} + entry->env_name + ")";
+  }
+  if (!missing.empty())
+    return invalid("missing secrets: " + missing + missing_hint);
+  // Shapes, checked before anything is copied.
+  std::string key_id = raw.key_id.value.value_or("k1");
+  if (!is_key_id(key_id))
+    return invalid(raw.key_id.origin + ": expected 1 to " + std::to_string(max_key_id_chars)
+                   + " characters of A-Z a-z 0-9 . _ -");
+  if (raw.oauth_state.value->size() < min_secret_chars)
+    return invalid(raw.oauth_state.origin + ": expected at least 32 characters");
+  const auto& token = *raw.admin_token.value;
+  if (token.size() < min_secret_chars || !is_visible_ascii(token))
+    return invalid(raw.admin_token.origin
+                   + ": expected at least 32 visible ASCII characters (no spaces)");
+  auto key = decode_base64(*raw.vault_key.value);
+  if (!key || key->size() != vault_key_bytes) {
+    if (key)
+      wipe(*key);
+    return invalid(raw.vault_key.origin
+                   + ": expected standard base64 (with padding) of exactly 32 bytes");
+  }
+  // All good: build the result.
+  node_secrets out;
+  out.vault_key_id = std::move(key_id);
+  out.vault_key = std::move(*key);
+  out.oauth_state_secret = *raw.oauth_state.value;
+  out.admin_token = token;
+  return result<node_secrets>{std::move(out)};
+}
+
+/// mkdir -p with mode 0700 for every directory it creates; existing ones
+/// (including symbolic links to directories) are left as they are.
+status make_directories(const std::string& path) {
+  std::size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = path.find('/', pos + 1);
+    std::string prefix = path.substr(0, pos);
+    if (prefix.empty() || prefix == "/" || prefix.back() == '/')
+      continue;
+    if (::mkdir(prefix.c_str(), 0700) == 0)
+      continue;
+    int err = errno;
+    struct ::stat info {};
+    if (err == EEXIST && ::stat(prefix.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
+      continue;
+    if (err == EEXIST)
+      return invalid("data_dir: '" + prefix + "' exists and is not a directory");
+    return invalid("data_dir: cannot create '" + prefix + "': " + errno_text(err));
+  }
+  return status::ok();
+}
+
+status random_bytes(unsigned char* out, std::size_t size) {
+  if (RAND_bytes(out, static_cast<int>(size)) != 1)
+    return status::error(errc::internal, "the random generator failed");
+  return status::ok();
+}
+
+/// Writes all of `data` to `fd`.
+bool write_all(int fd, const std::string& data) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    auto put = ::write(fd, data.data() + done, data.size() - done);
+    if (put < 0 && errno == EINTR)
+      continue;
+    if (put <= 0)
+      return false;
+    done += static_cast<std::size_t>(put);
+  }
+  return true;
+}
+
+/// The text of a fresh secrets file, or an error if the random generator fails.
+result<std::string> fresh_secrets_text() {
+  std::array<unsigned char, generated_secret_bytes> key{}, oauth{}, token{};
+  status drawn = random_bytes(key.data(), key.size());
+  if (drawn.is_ok())
+    drawn = random_bytes(oauth.data(), oauth.size());
+  if (drawn.is_ok())
+    drawn = random_bytes(token.data(), token.size());
+  json doc = json::object();
+  if (drawn.is_ok()) {
+    doc[file_key_id] = "k1";
+    doc[file_vault_key] = encode_base64(key.data(), key.size(), base64_std_alphabet, true);
+    doc[file_oauth_state] = encode_base64(oauth.data(), oauth.size(), base64_url_alphabet, false);
+    doc[file_admin_token] = admin_token_prefix
+                            + encode_base64(token.data(), token.size(), base64_url_alphabet,
+                                            false);
+  }
+  OPENSSL_cleanse(key.data(), key.size());
+  OPENSSL_cleanse(oauth.data(), oauth.size());
+  OPENSSL_cleanse(token.data(), token.size());
+  if (!drawn.is_ok())
+    return drawn;
+  std::string text = doc.dump(2) + "\n";
+  wipe_strings(doc);
+  return result<std::string>{std::move(text)};
+}
+
+/// Creates `<dir>/secrets.json` with fresh secrets: a temporary file made with
+/// O_CREAT|O_EXCL and mode 0600, written and fsynced, then hard-linked into
+/// place so that a file another process created meanwhile is never replaced
+/// (rename where the file system has no hard links), and the directory
+/// fsynced. Answers true if this call created the file, false if it lost a race.
+result<bool> create_secrets_file(const std::string& dir, const std::string& path) {
+  VOXOS_RETURN_IF_ERROR(make_directories(dir));
+  std::array<unsigned char, 8> suffix{};
+  VOXOS_RETURN_IF_ERROR(random_bytes(suffix.data(), suffix.size()));
+  auto text = fresh_secrets_text();
+  if (!text)
+    return text.error();
+  // Write a private temporary file.
+  std::string tmp_path = path + ".tmp-";
+  for (unsigned char byte : suffix) {
+    static constexpr char hex[] = "0123456789abcdef";
+    tmp_path += hex[byte >> 4];
+    tmp_path += hex[byte & 0x0f];
+  }
+  int fd = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) {
+    int err = errno;
+    wipe(*text);
+    return invalid("data_dir: cannot create '" + tmp_path + "': " + errno_text(err));
+  }
+  bool written = write_all(fd, *text) && ::fsync(fd) == 0;
+  int err = errno;
+  wipe(*text);
+  if (::close(fd) != 0 && written) {
+    written = false;
+    err = errno;
+  }
+  if (!written) {
+    ::unlink(tmp_path.c_str());
+    return invalid("data_dir: cannot write '" + tmp_path + "': " + errno_text(err));
+  }
+  // Put it in place without replacing a file created meanwhile.
+  bool created = true;
+  if (::link(tmp_path.c_str(), path.c_str()) != 0) {
+    err = errno;
+    if (err == EEXIST) {
+      created = false;
+    } else if (::rename(tmp_path.c_str(), path.c_str()) != 0) {
+      err = errno;
+      ::unlink(tmp_path.c_str());
+      return invalid("data_dir: cannot create '" + path + "': " + errno_text(err));
+    }
+  }
+  ::unlink(tmp_path.c_str());
+  // Make the directory entry durable.
+  int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    ::fsync(dir_fd);
+    ::close(dir_fd);
+  }
+  return created;
+}
+
+} // namespace
+
+result<node_config> parse_config(const std::string& json_text) {
+  auto doc = parse_json(json_text, "config");
+  if (!doc)
+    return doc.error();
+  try {
+    return parse_document(*doc);
+  } catch (const std::exception&) {
+    // Unreachable by construction (types are checked before access).
+    return status::error(errc::internal, "config: validation failed unexpectedly");
+  }
+}
+
+result<node_config> load_config_file(const std::string& path) {
+  auto text = read_file(path, "config file", max_config_file_bytes, false, true);
+  if (!text)
+    return text.error();
+  if (!text->has_value())
+    return invalid("config file '" + path + "' does not exist");
+  auto cfg = parse_config(**text);
+  if (!cfg)
+    return status::error(cfg.error().code(),
+                         cfg.error().message() + " (config file '" + path + "')");
+  return cfg;
+}
+
+std::string default_config_json() {
+  return to_json(node_config{}).dump(2) + "\n";
+}
+
+env_lookup process_env() {
+  return [](const std::string& name) -> std::optional<std::string> {
+    const char* value = std::getenv(name.c_str());
+    if (value == nullptr)
+      return std::nullopt;
+    return std::string{value};
+  };
+}
+
+
+result<node_secrets> resolve_secrets(const node_config& cfg, const env_lookup& env) {
+  try {
+    raw_secrets raw;
+    switch (cfg.secrets.source) {
+      case secret_source::env: {
+        apply_env(env, raw);
+        return validate_secrets(raw, " (required when secrets.source is \"env\")");
+      }
+      case secret_source::file: {
+        VOXOS_RETURN_IF_ERROR(read_secrets_file(cfg.secrets.file, true, raw));
+        apply_env(env, raw);
+        return validate_secrets(raw, "");
+      }
+      case secret_source::generate: {
+        if (cfg.mode == profile::production)
+          return invalid("secrets.source: \"generate\" is not allowed in the production "
+                         "profile; use \"env\" or \"file\"");
+        // Create the file on first start, then read it like any secrets file.
+        auto path = cfg.data_dir + "/" + secrets_file_name;
+        bool generated = false;
+        struct ::stat info {};
+        if (::lstat(path.c_str(), &info) != 0 && errno == ENOENT) {
+          auto created = create_secrets_file(cfg.data_dir, path);
+          if (!created)
+            return created.error();
+          generated = *created;
+        }
+        VOXOS_RETURN_IF_ERROR(read_secrets_file(path, false, raw));
+        apply_env(env, raw);
+        auto out = validate_secrets(raw, "");
+        if (out)
+          out->generated = generated;
+        return out;
+      }
+    }
+  } catch (const std::exception&) {
+    // An env_lookup that throws, or memory exhaustion.
+    return status::error(errc::internal, "secrets: resolution failed unexpectedly");
+  }
+  return status::error(errc::internal, "secrets: unknown source");
+}
+
+} // namespace voxos
+
+#undef VOXOS_RETURN_IF_ERROR

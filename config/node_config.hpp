@@ -1,0 +1,107 @@
+// Node configuration: one JSON file format with a default for every entry,
+// validated at start. The format is documented in docs/config.md; every bound
+// the product document leaves open is a named entry there with its default.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "messages/status.hpp"
+
+namespace voxos {
+
+/// `embedded`: the defaults `scripts/run` boots on; missing secrets are
+/// generated once into the data directory. `production`: secrets must come
+/// from a named source, or the node refuses to start.
+enum class profile { embedded, production };
+
+struct http_config {
+  std::string bind = "127.0.0.1";
+  uint16_t port = 7100;                              ///< 0 picks a free port
+  std::string public_base_url = "http://localhost:7100";
+  std::size_t max_body_bytes = 1024 * 1024;          ///< 1 MiB; 1 KiB .. 64 MiB
+  unsigned threads = 8;                              ///< 1 .. 256
+};
+
+struct caf_config {
+  std::string bind = "127.0.0.1";
+  uint16_t port = 7101;                              ///< 0 picks a free port
+  unsigned scheduler_threads = 2;                    ///< 1 .. 64; the machine has 2 cores
+};
+
+struct event_store_config {
+  bool sync = true;                                  ///< fsync the WAL before acknowledging
+  std::size_t max_batch_events = 4096;               ///< appends per group commit; 1 .. 65536
+  std::size_t max_event_bytes = 256 * 1024;          ///< one event's data; 1 KiB .. 16 MiB
+};
+
+/// Where secrets come from. `generate` (embedded profile only): read from, or
+/// created once in, `<data_dir>/secrets.json` (mode 0600). `env`: the
+/// environment variables below, all required. `file`: a JSON file of the same
+/// shape as the generated one, which must not be readable by group or others.
+enum class secret_source { generate, env, file };
+
+struct secrets_config {
+  secret_source source = secret_source::generate;
+  std::string file;                                   ///< with source == file
+};
+
+struct node_config {
+  profile mode = profile::embedded;
+  std::string data_dir = "var";                       ///< relative to the working directory
+  std::string log_level = "info";                     ///< error | warn | info | debug
+  http_config http;
+  caf_config caf;
+  event_store_config event_store;
+  secrets_config secrets;
+  /// Exact URLs allowed despite the loopback/private address policy, with the
+  /// purpose they are registered for (e.g. "mcp").
+  struct registered_url {
+    std::string url;
+    std::string purpose;
+  };
+  std::vector<registered_url> registered_urls;
+};
+
+/// Parses and validates a configuration document (JSON text). Unknown keys,
+/// wrong types and out-of-range values fail with errc::config_invalid and a
+/// message naming the key path ("http.port: ..."), never the value of a secret.
+result<node_config> parse_config(const std::string& json_text);
+
+/// Reads `path` and parses it; a missing or unreadable file is config_invalid.
+result<node_config> load_config_file(const std::string& path);
+
+/// The default configuration as a JSON document (what `voxosd --print-config` shows).
+std::string default_config_json();
+
+/// Environment variables that override or supply secrets.
+inline constexpr const char* env_vault_key = "VOXOS_VAULT_KEY";        ///< base64 of 32 bytes
+inline constexpr const char* env_vault_key_id = "VOXOS_VAULT_KEY_ID";  ///< default "k1"
+inline constexpr const char* env_oauth_state_secret = "MCP_OAUTH_STATE_SIGNING_SECRET";
+inline constexpr const char* env_admin_token = "VOXOS_ADMIN_TOKEN";
+
+/// The node's secrets, resolved at start. Never logged, never stored in RocksDB.
+struct node_secrets {
+  std::string vault_key_id;
+  std::string vault_key;            ///< 32 raw bytes
+  std::string oauth_state_secret;   ///< at least 32 bytes
+  std::string admin_token;          ///< at least 32 characters
+  bool generated = false;           ///< true if this start created the secrets file
+};
+
+using env_lookup = std::function<std::optional<std::string>(const std::string&)>;
+
+/// The process environment as an env_lookup.
+env_lookup process_env();
+
+/// Resolves secrets per `cfg.secrets`, with environment variables overriding
+/// the generated or file source entry by entry. `generate` in the production
+/// profile, a missing env variable, a malformed key, or a secrets file readable
+/// by others fail with config_invalid naming the variable or key.
+result<node_secrets> resolve_secrets(const node_config& cfg, const env_lookup& env);
+
+} // namespace voxos

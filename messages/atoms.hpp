@@ -1,0 +1,24 @@
+// Atoms: the verbs of the vocabulary. At most 10 characters each (CAF 0.17).
+#pragma once
+
+#include <caf/atom.hpp>
+
+namespace voxos {
+
+using ping_atom = caf::atom_constant<caf::atom("ping")>;
+using whoami_atom = caf::atom_constant<caf::atom("whoami")>;
+using append_atom = caf::atom_constant<caf::atom("append")>;
+using read_atom = caf::atom_constant<caf::atom("read")>;
+using scan_atom = caf::atom_constant<caf::atom("scan")>;
+using flush_atom = caf::atom_constant<caf::atom("flush")>;
+using health_atom = caf::atom_constant<caf::atom("health")>;
+using verify_atom = caf::atom_constant<caf::atom("verify")>;
+using tenant_atom = caf::atom_constant<caf::atom("tenant")>;
+using token_atom = caf::atom_constant<caf::atom("token")>;
+using create_atom = caf::atom_constant<caf::atom("create")>;
+using list_atom = caf::atom_constant<caf::atom("list")>;
+using revoke_atom = caf::atom_constant<caf::atom("revoke")>;
+using auth_atom = caf::atom_constant<caf::atom("auth")>;
+using sample_atom = caf::atom_constant<caf::atom("sample")>;
+
+} // namespace voxos

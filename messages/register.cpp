@@ -1,0 +1,64 @@
+#include "messages/register.hpp"
+
+#include <caf/actor_system_config.hpp>
+
+#include "messages/error.hpp"
+#include "messages/types.hpp"
+
+namespace voxos {
+
+namespace {
+
+template <class T>
+void add(caf::actor_system_config* cfg, std::vector<std::string>* names,
+         const char* name) {
+  if (cfg != nullptr)
+    cfg->add_message_type<T>(name);
+  if (names != nullptr)
+    names->emplace_back(name);
+}
+
+// The single list of wire types: registers them on `cfg` and/or lists their
+// names into `names` (either may be null).
+void visit_types(caf::actor_system_config* cfg, std::vector<std::string>* names) {
+  auto* c = cfg;
+  add<event_draft>(c, names, "voxos::event_draft");
+  add<event_record>(c, names, "voxos::event_record");
+  add<append_request>(c, names, "voxos::append_request");
+  add<append_result>(c, names, "voxos::append_result");
+  add<stream_query>(c, names, "voxos::stream_query");
+  add<store_report>(c, names, "voxos::store_report");
+  add<tenant_record>(c, names, "voxos::tenant_record");
+  add<token_record>(c, names, "voxos::token_record");
+  add<issued_token>(c, names, "voxos::issued_token");
+  add<tenant_identity>(c, names, "voxos::tenant_identity");
+  add<pong_reply>(c, names, "voxos::pong_reply");
+  add<std::vector<event_record>>(c, names, "voxos::event_records");
+  add<std::vector<tenant_record>>(c, names, "voxos::tenant_records");
+  add<std::vector<token_record>>(c, names, "voxos::token_records");
+}
+
+} // namespace
+
+void register_types(caf::actor_system_config& cfg) {
+  visit_types(&cfg, nullptr);
+  cfg.add_error_category(error_category(),
+                         [](uint8_t code, caf::atom_value,
+                            const caf::message& ctx) -> std::string {
+                           std::string out{to_string(static_cast<errc>(code))};
+                           if (ctx.match_elements<std::string>())
+                             out += ": " + ctx.get_as<std::string>(0);
+                           return out;
+                         });
+}
+
+const std::vector<std::string>& wire_type_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    visit_types(nullptr, &out);
+    return out;
+  }();
+  return names;
+}
+
+} // namespace voxos

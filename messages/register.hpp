@@ -1,0 +1,22 @@
+// One function registers every message type and the error category on an
+// actor_system_config. Every actor system of ours (voxosd, voxosctl, tests,
+// example hosts) calls it: CAF only logs a forgotten registration and then
+// delivers an empty message.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace caf {
+class actor_system_config;
+} // namespace caf
+
+namespace voxos {
+
+void register_types(caf::actor_system_config& cfg);
+
+/// The names under which register_types registers message types, in order.
+/// The wire round-trip test checks that it covers each of them.
+const std::vector<std::string>& wire_type_names();
+
+} // namespace voxos

@@ -1,0 +1,438 @@
+#include "storage/event_db.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <unordered_set>
+
+#include <sys/stat.h>
+
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/write_batch.h>
+
+#include "storage/event_codec.hpp"
+#include "storage/keys.hpp"
+
+namespace voxos {
+
+namespace {
+
+constexpr const char* cf_events = "events";
+constexpr const char* cf_state = "state";
+constexpr const char* cf_vault = "vault";
+constexpr uint32_t max_read_limit = 10000;
+
+status from_rocks(const rocksdb::Status& st, const char* what) {
+  return status::error(errc::storage_failure,
+                       std::string{what} + ": " + st.ToString());
+}
+
+bool starts_with(const rocksdb::Slice& key, const std::string& prefix) {
+  return key.size() >= prefix.size()
+         && std::equal(prefix.begin(), prefix.end(), key.data());
+}
+
+// Validates one request apart from its sequence; errors name the entry,
+// never the data.
+status check_request(const append_request& req, const event_db_options& opts) {
+  if (!keys::valid_tenant(req.tenant))
+    return status::error(errc::out_of_range, "tenant: expected 1-64 characters of [a-z0-9_-]");
+  if (!keys::valid_stream(req.stream))
+    return status::error(errc::out_of_range, "stream: expected 1-64 characters of [a-z0-9_.-]");
+  if (req.events.empty())
+    return status::error(errc::missing_field, "events: at least one event is required");
+  if (req.events.size() > opts.max_events_per_append)
+    return status::error(errc::out_of_range,
+                         "events: more than " + std::to_string(opts.max_events_per_append)
+                           + " in one append");
+  for (std::size_t idx = 0; idx < req.events.size(); ++idx) {
+    const auto& ev = req.events[idx];
+    auto where = "events[" + std::to_string(idx) + "]";
+    if (!event_codec::valid_type(ev.type))
+      return status::error(errc::out_of_range, where + ".type: expected 1-64 characters of [a-z0-9_.]");
+    if (ev.data.size() > opts.max_event_bytes)
+      return status::error(errc::out_of_range, where + ".data: larger than "
+                                                 + std::to_string(opts.max_event_bytes) + " bytes");
+    if (!event_codec::valid_data(ev.data))
+      return status::error(errc::bad_json, where + ".data: expected one JSON object");
+  }
+  return status::ok();
+}
+
+} // namespace
+
+result<std::unique_ptr<event_db>> event_db::open(const std::string& dir,
+                                                 event_db_options opts) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    return status::error(errc::storage_failure,
+                         "cannot create data directory " + dir + ": " + ec.message());
+  ::chmod(dir.c_str(), 0700);
+
+  rocksdb::DBOptions db_opts;
+  db_opts.create_if_missing = true;
+  db_opts.create_missing_column_families = true;
+  db_opts.max_background_jobs = 2;
+  db_opts.keep_log_file_num = 4;
+  rocksdb::ColumnFamilyOptions cf_opts;
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs{
+    {rocksdb::kDefaultColumnFamilyName, cf_opts},
+    {cf_events, cf_opts},
+    {cf_state, cf_opts},
+    {cf_vault, cf_opts},
+  };
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  auto st = rocksdb::DB::Open(db_opts, dir, cfs, &handles, &raw);
+  if (!st.ok()) {
+    if (st.IsIOError() && st.ToString().find("lock") != std::string::npos)
+      return status::error(errc::data_dir_locked,
+                           "data directory " + dir + " is in use by another process");
+    return from_rocks(st, "cannot open the event store");
+  }
+  std::unique_ptr<event_db> self{new event_db};
+  self->opts_ = std::move(opts);
+  self->db_.reset(raw);
+  self->default_ = handles[0];
+  self->events_ = handles[1];
+  self->state_ = handles[2];
+  self->vault_ = handles[3];
+  if (auto rebuilt = self->rebuild_projections(); !rebuilt)
+    return rebuilt;
+  return self;
+}
+
+event_db::~event_db() {
+  if (!db_)
+    return;
+  for (auto* cf : {events_, state_, vault_, default_})
+    if (cf != nullptr)
+      db_->DestroyColumnFamilyHandle(cf).PermitUncheckedError();
+  db_->Close().PermitUncheckedError();
+}
+
+status event_db::project(const event_record& ev, std::vector<state_write>& out) const {
+  for (const auto& fn : opts_.projectors)
+    if (auto st = fn(ev, out); !st)
+      return st;
+  return status::ok();
+}
+
+status event_db::replay(const std::function<status(const event_record&)>& each) const {
+  std::unique_ptr<rocksdb::Iterator> it{db_->NewIterator(rocksdb::ReadOptions{}, events_)};
+  std::string current_stream;
+  uint64_t expected = 1;
+  event_record ev;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto key = it->key().ToStringView();
+    auto parts = keys::parse_event_key(key);
+    if (!parts)
+      return status::error(errc::corrupt_data, "stored event with a malformed key");
+    auto prefix = keys::stream_prefix(parts->tenant, parts->stream);
+    if (prefix != current_stream) {
+      current_stream = prefix;
+      expected = 1;
+    }
+    if (parts->seq != expected)
+      return status::error(errc::corrupt_data,
+                           "sequence gap in stream " + std::string{parts->tenant} + "/"
+                             + std::string{parts->stream} + " at " + std::to_string(expected));
+    ev.tenant.assign(parts->tenant);
+    ev.stream.assign(parts->stream);
+    ev.seq = parts->seq;
+    if (auto st = event_codec::decode(it->value().ToStringView(), ev); !st)
+      return status::error(st.code(), st.message() + " (" + ev.tenant + "/" + ev.stream
+                                         + " seq " + std::to_string(ev.seq) + ")");
+    if (auto st = each(ev); !st)
+      return st;
+    ++expected;
+  }
+  if (!it->status().ok())
+    return from_rocks(it->status(), "cannot read events");
+  return status::ok();
+}
+
+status event_db::rebuild_projections() {
+  // Projections are derived data: drop them and replay every event.
+  auto st = db_->DropColumnFamily(state_);
+  if (!st.ok())
+    return from_rocks(st, "cannot drop projections");
+  db_->DestroyColumnFamilyHandle(state_).PermitUncheckedError();
+  state_ = nullptr;
+  st = db_->CreateColumnFamily(rocksdb::ColumnFamilyOptions{}, cf_state, &state_);
+  if (!st.ok())
+    return from_rocks(st, "cannot recreate projections");
+  heads_.clear();
+
+  rocksdb::WriteBatch batch;
+  std::vector<state_write> writes;
+  auto flush = [&]() -> status {
+    if (batch.Count() == 0)
+      return status::ok();
+    auto wst = db_->Write(rocksdb::WriteOptions{}, &batch);
+    batch.Clear();
+    return wst.ok() ? status::ok() : from_rocks(wst, "cannot write projections");
+  };
+  auto replayed = replay([&](const event_record& ev) -> status {
+    writes.clear();
+    if (auto pst = project(ev, writes); !pst)
+      return status::error(errc::corrupt_data, "projection refused a stored event ("
+                                                 + ev.tenant + "/" + ev.stream + " seq "
+                                                 + std::to_string(ev.seq) + "): " + pst.message());
+    for (auto& w : writes) {
+      if (w.value)
+        batch.Put(state_, w.key, *w.value);
+      else
+        batch.Delete(state_, w.key);
+    }
+    heads_[keys::stream_prefix(ev.tenant, ev.stream)] = ev.seq + 1;
+    return batch.Count() >= 10000 ? flush() : status::ok();
+  });
+  if (!replayed)
+    return replayed;
+  return flush();
+}
+
+result<uint64_t> event_db::next_seq(const std::string& tenant, const std::string& stream) {
+  auto prefix = keys::stream_prefix(tenant, stream);
+  if (auto found = heads_.find(prefix); found != heads_.end())
+    return found->second;
+  // Heads of every stored stream were loaded by the rebuild: a stream not in
+  // the map is empty.
+  heads_.emplace(prefix, 1);
+  return uint64_t{1};
+}
+
+std::vector<result<append_result>>
+event_db::append_group(const std::vector<const append_request*>& group, int64_t now_us) {
+  std::vector<result<append_result>> out;
+  out.reserve(group.size());
+  rocksdb::WriteBatch batch;
+  std::unordered_map<std::string, uint64_t> group_heads;
+  std::vector<state_write> writes;
+  std::vector<std::size_t> accepted;
+  event_record ev;
+  for (std::size_t req_idx = 0; req_idx < group.size(); ++req_idx) {
+    const auto& req = *group[req_idx];
+    if (auto st = check_request(req, opts_); !st) {
+      out.emplace_back(std::move(st));
+      continue;
+    }
+    auto prefix = keys::stream_prefix(req.tenant, req.stream);
+    uint64_t first = 0;
+    if (auto found = group_heads.find(prefix); found != group_heads.end()) {
+      first = found->second;
+    } else {
+      auto head = next_seq(req.tenant, req.stream);
+      if (!head) {
+        out.emplace_back(head.error());
+        continue;
+      }
+      first = *head;
+    }
+    if (req.expected_next != append_request::any_seq && req.expected_next != first) {
+      out.emplace_back(status::error(errc::sequence_conflict,
+                                     "stream " + req.tenant + "/" + req.stream + " is at "
+                                       + std::to_string(first) + ", not "
+                                       + std::to_string(req.expected_next)));
+      continue;
+    }
+    // Project every event before touching the batch, so a refused request
+    // leaves nothing behind.
+    writes.clear();
+    status projected = status::ok();
+    ev.tenant = req.tenant;
+    ev.stream = req.stream;
+    ev.time_us = now_us;
+    for (std::size_t ev_idx = 0; ev_idx < req.events.size() && projected; ++ev_idx) {
+      ev.seq = first + ev_idx;
+      ev.type = req.events[ev_idx].type;
+      ev.data = req.events[ev_idx].data;
+      projected = project(ev, writes);
+    }
+    if (!projected) {
+      out.emplace_back(std::move(projected));
+      continue;
+    }
+    for (std::size_t ev_idx = 0; ev_idx < req.events.size(); ++ev_idx) {
+      const auto& draft = req.events[ev_idx];
+      batch.Put(events_, keys::event_key(req.tenant, req.stream, first + ev_idx),
+                event_codec::encode(now_us, draft.type, draft.data));
+    }
+    for (auto& w : writes) {
+      if (w.value)
+        batch.Put(state_, w.key, *w.value);
+      else
+        batch.Delete(state_, w.key);
+    }
+    uint64_t last = first + req.events.size() - 1;
+    group_heads[prefix] = last + 1;
+    out.emplace_back(append_result{first, last});
+    accepted.push_back(req_idx);
+  }
+  if (accepted.empty())
+    return out;
+  rocksdb::WriteOptions wopts;
+  wopts.sync = opts_.sync;
+  auto st = db_->Write(wopts, &batch);
+  if (!st.ok()) {
+    auto failure = from_rocks(st, "cannot append events");
+    for (auto idx : accepted)
+      out[idx] = failure;
+    return out;
+  }
+  for (auto& [prefix, head] : group_heads)
+    heads_[prefix] = head;
+  return out;
+}
+
+result<append_result> event_db::append(const append_request& req, int64_t now_us) {
+  auto results = append_group({&req}, now_us);
+  return std::move(results.front());
+}
+
+result<std::vector<event_record>> event_db::read_stream(const stream_query& query) const {
+  if (!keys::valid_tenant(query.tenant) || !keys::valid_stream(query.stream))
+    return status::error(errc::out_of_range, "tenant or stream name is malformed");
+  auto prefix = keys::stream_prefix(query.tenant, query.stream);
+  auto limit = std::min(query.limit, max_read_limit);
+  std::vector<event_record> out;
+  std::unique_ptr<rocksdb::Iterator> it{db_->NewIterator(rocksdb::ReadOptions{}, events_)};
+  for (it->Seek(keys::event_key(query.tenant, query.stream, std::max<uint64_t>(query.from_seq, 1)));
+       it->Valid() && out.size() < limit && starts_with(it->key(), prefix); it->Next()) {
+    auto parts = keys::parse_event_key(it->key().ToStringView());
+    if (!parts)
+      return status::error(errc::corrupt_data, "stored event with a malformed key");
+    event_record ev;
+    ev.tenant = query.tenant;
+    ev.stream = query.stream;
+    ev.seq = parts->seq;
+    if (auto st = event_codec::decode(it->value().ToStringView(), ev); !st)
+      return st;
+    out.push_back(std::move(ev));
+  }
+  if (!it->status().ok())
+    return from_rocks(it->status(), "cannot read events");
+  return out;
+}
+
+result<std::vector<event_record>> event_db::read_tenant(const std::string& tenant,
+                                                        uint32_t limit) const {
+  if (!keys::valid_tenant(tenant))
+    return status::error(errc::out_of_range, "tenant name is malformed");
+  auto prefix = keys::tenant_prefix(tenant);
+  limit = std::min(limit, max_read_limit);
+  std::vector<event_record> out;
+  std::unique_ptr<rocksdb::Iterator> it{db_->NewIterator(rocksdb::ReadOptions{}, events_)};
+  for (it->Seek(prefix); it->Valid() && out.size() < limit && starts_with(it->key(), prefix);
+       it->Next()) {
+    auto parts = keys::parse_event_key(it->key().ToStringView());
+    if (!parts)
+      return status::error(errc::corrupt_data, "stored event with a malformed key");
+    event_record ev;
+    ev.tenant.assign(parts->tenant);
+    ev.stream.assign(parts->stream);
+    ev.seq = parts->seq;
+    if (auto st = event_codec::decode(it->value().ToStringView(), ev); !st)
+      return st;
+    out.push_back(std::move(ev));
+  }
+  if (!it->status().ok())
+    return from_rocks(it->status(), "cannot read events");
+  return out;
+}
+
+result<std::optional<std::string>> event_db::get_state(const std::string& key) const {
+  std::string value;
+  auto st = db_->Get(rocksdb::ReadOptions{}, state_, key, &value);
+  if (st.IsNotFound())
+    return std::optional<std::string>{};
+  if (!st.ok())
+    return from_rocks(st, "cannot read a projection");
+  return std::optional<std::string>{std::move(value)};
+}
+
+result<std::vector<std::pair<std::string, std::string>>>
+event_db::scan_state(const std::string& prefix, std::size_t limit) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::unique_ptr<rocksdb::Iterator> it{db_->NewIterator(rocksdb::ReadOptions{}, state_)};
+  for (it->Seek(prefix); it->Valid() && out.size() < limit && starts_with(it->key(), prefix);
+       it->Next())
+    out.emplace_back(it->key().ToString(), it->value().ToString());
+  if (!it->status().ok())
+    return from_rocks(it->status(), "cannot read projections");
+  return out;
+}
+
+status event_db::put_sealed(const std::string& tenant, const std::string& record_id,
+                            const std::string& sealed) {
+  if (!keys::valid_tenant(tenant) || !keys::valid_stream(record_id))
+    return status::error(errc::out_of_range, "tenant or record id is malformed");
+  rocksdb::WriteOptions wopts;
+  wopts.sync = opts_.sync;
+  auto st = db_->Put(wopts, vault_, keys::tenant_prefix(tenant) + record_id, sealed);
+  return st.ok() ? status::ok() : from_rocks(st, "cannot store a sealed value");
+}
+
+result<std::optional<std::string>> event_db::get_sealed(const std::string& tenant,
+                                                        const std::string& record_id) const {
+  if (!keys::valid_tenant(tenant) || !keys::valid_stream(record_id))
+    return status::error(errc::out_of_range, "tenant or record id is malformed");
+  std::string value;
+  auto st = db_->Get(rocksdb::ReadOptions{}, vault_, keys::tenant_prefix(tenant) + record_id,
+                     &value);
+  if (st.IsNotFound())
+    return std::optional<std::string>{};
+  if (!st.ok())
+    return from_rocks(st, "cannot read a sealed value");
+  return std::optional<std::string>{std::move(value)};
+}
+
+result<store_report> event_db::verify() const {
+  store_report report;
+  std::map<std::string, std::string> expected;
+  std::unordered_set<std::string> streams;
+  std::vector<state_write> writes;
+  auto replayed = replay([&](const event_record& ev) -> status {
+    ++report.events;
+    streams.insert(keys::stream_prefix(ev.tenant, ev.stream));
+    writes.clear();
+    if (auto st = project(ev, writes); !st)
+      return status::error(errc::corrupt_data, "projection refused a stored event");
+    for (auto& w : writes) {
+      if (w.value)
+        expected[w.key] = *w.value;
+      else
+        expected.erase(w.key);
+    }
+    return status::ok();
+  });
+  if (!replayed)
+    return replayed;
+  report.streams = streams.size();
+  std::unique_ptr<rocksdb::Iterator> it{db_->NewIterator(rocksdb::ReadOptions{}, state_)};
+  auto want = expected.begin();
+  for (it->SeekToFirst(); it->Valid(); it->Next(), ++want) {
+    if (want == expected.end() || it->key().ToStringView() != want->first
+        || it->value().ToStringView() != want->second)
+      return status::error(errc::corrupt_data, "projections differ from a replay of the events");
+    ++report.state_entries;
+  }
+  if (!it->status().ok())
+    return from_rocks(it->status(), "cannot read projections");
+  if (want != expected.end())
+    return status::error(errc::corrupt_data, "projections lack entries a replay produces");
+  return report;
+}
+
+status event_db::check_health() const {
+  std::string value;
+  auto st = db_->Get(rocksdb::ReadOptions{}, default_, "health", &value);
+  if (st.ok() || st.IsNotFound())
+    return status::ok();
+  return from_rocks(st, "event store health probe");
+}
+
+} // namespace voxos

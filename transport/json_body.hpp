@@ -1,0 +1,37 @@
+// Strict parsing of JSON request bodies and messages: one object, only the
+// declared fields, each of its declared type and bounds. Errors name the field
+// and the constraint, never the rejected value. CAF-free.
+#pragma once
+
+#include <cstddef>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "messages/status.hpp"
+
+namespace voxos {
+
+enum class json_kind { string, integer, boolean, object, array };
+
+struct field_spec {
+  std::string name;
+  json_kind kind;
+  bool required = false;
+  std::size_t max_length = 1024;  ///< for strings (bytes) and arrays (elements)
+};
+
+/// Parses `body` as one JSON object with exactly the declared fields.
+/// Errors: bad_json (not JSON, ill-formed UTF-8, not an object, nesting deeper
+/// than 64, a key repeated in any object), unknown_field, missing_field,
+/// wrong_type (also for null, and for 1.0 where an integer is declared),
+/// out_of_range (too long; a declared string holding a control character
+/// other than tab, LF and CR). An empty or all-whitespace body is accepted as
+/// `{}` when no field is required. Checks stop at the first error: unknown
+/// fields first, then the declared fields in order.
+result<nlohmann::json> parse_json_object(std::string_view body,
+                                         std::initializer_list<field_spec> fields);
+
+} // namespace voxos
