@@ -976,7 +976,7 @@ result<node_config> load_config_file(const std::string& path) {
 }
 
 std::string default_config_json() {
-  return to_json(node_config{}).dump(2) + "\n";
+  return to_json(node_config{}).dump(2);
 }
 
 env_lookup process_env() {

@@ -68,14 +68,19 @@ struct node_config {
 };
 
 /// Parses and validates a configuration document (JSON text). Unknown keys,
-/// wrong types and out-of-range values fail with errc::config_invalid and a
-/// message naming the key path ("http.port: ..."), never the value of a secret.
+/// keys repeated within one object, wrong types and out-of-range values fail
+/// with errc::config_invalid and a message naming the key path
+/// ("unknown key 'http.prot'", "http.port: expected an integer from 0 to
+/// 65535"), never a value. Malformed JSON gives "config is not valid JSON
+/// (line N)" without quoting the text.
 result<node_config> parse_config(const std::string& json_text);
 
 /// Reads `path` and parses it; a missing or unreadable file is config_invalid.
 result<node_config> load_config_file(const std::string& path);
 
-/// The default configuration as a JSON document (what `voxosd --print-config` shows).
+/// The default configuration as a JSON document (what `voxosd --print-config`
+/// shows): every key, 2-space indented, no trailing newline; parse_config
+/// accepts it and yields the defaults.
 std::string default_config_json();
 
 /// Environment variables that override or supply secrets.
@@ -101,7 +106,10 @@ env_lookup process_env();
 /// Resolves secrets per `cfg.secrets`, with environment variables overriding
 /// the generated or file source entry by entry. `generate` in the production
 /// profile, a missing env variable, a malformed key, or a secrets file readable
-/// by others fail with config_invalid naming the variable or key.
+/// by others fail with config_invalid naming the variable or key, never a
+/// value. `generate` creates `cfg.data_dir` (mode 0700) and the file if
+/// absent; a file-system failure there is config_invalid, a failing random
+/// generator internal. The generated file is never replaced once written.
 result<node_secrets> resolve_secrets(const node_config& cfg, const env_lookup& env);
 
 } // namespace voxos

@@ -10,7 +10,6 @@ using whoami_atom = caf::atom_constant<caf::atom("whoami")>;
 using append_atom = caf::atom_constant<caf::atom("append")>;
 using read_atom = caf::atom_constant<caf::atom("read")>;
 using scan_atom = caf::atom_constant<caf::atom("scan")>;
-using flush_atom = caf::atom_constant<caf::atom("flush")>;
 using health_atom = caf::atom_constant<caf::atom("health")>;
 using verify_atom = caf::atom_constant<caf::atom("verify")>;
 using tenant_atom = caf::atom_constant<caf::atom("tenant")>;

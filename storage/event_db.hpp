@@ -4,7 +4,8 @@
 // CAF-free; the event_store actor (actors/event_store) is its only owner in a
 // running node.
 //
-// Threading: not thread-safe; one owner calls it.
+// Threading: append_group/append/next_seq/put_sealed from one thread at a
+// time (they keep the stream heads); reads may run concurrently on others.
 // Durability: with `sync`, append_group returns only after one WAL fsync that
 // covers every request of the group.
 #pragma once

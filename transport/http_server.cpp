@@ -73,33 +73,41 @@ std::optional<uint64_t> content_length_of(const httplib::Request& req) {
   return value;
 }
 
-/// Methods whose body httplib reads before routing (its expect_content()).
-bool reads_body(const httplib::Request& req) {
+/// Methods whose body httplib always reads before routing (DELETE's only
+/// with a Content-Length; other methods' never).
+bool requires_body_framing(const httplib::Request& req) {
   return req.method == "POST" || req.method == "PUT" || req.method == "PATCH"
          || req.method == "PRI";
 }
 
-/// Refuses request framings whose body httplib 0.11 would read without
-/// bound: chunked transfer encoding (payload_max_length is not applied to
-/// chunked bodies) and a body-carrying method without Content-Length (read
-/// until the peer closes). Also refuses a Content-Length that is repeated or
-/// malformed (httplib would read it as 0 and parse the body as the next
-/// request). Returns true if it answered.
-bool refuse_unbounded_framing(const httplib::Request& req, httplib::Response& res) {
+/// Refuses request framings httplib 0.11 mishandles, answering and closing
+/// the connection. Unbounded reads: chunked transfer encoding
+/// (payload_max_length is not applied to it) and a POST/PUT/PATCH without
+/// Content-Length (read until the peer closes). Desynchronised connections:
+/// a repeated or malformed Content-Length (read as 0), and a body on a method
+/// whose body httplib never reads; either way the body bytes would be parsed
+/// as the next request. Returns true if it answered.
+bool refuse_unsafe_framing(const httplib::Request& req, httplib::Response& res) {
   if (req.has_header("Transfer-Encoding")) {
     refuse_and_close(res, 411, errc::body_too_large,
                      "request bodies need a Content-Length header; "
                      "chunked transfer encoding is not accepted");
     return true;
   }
-  bool has_length = req.has_header("Content-Length");
-  if (has_length && !content_length_of(req)) {
+  if (!req.has_header("Content-Length")) {
+    if (!requires_body_framing(req))
+      return false;
+    refuse_and_close(res, 411, errc::body_too_large,
+                     "request bodies need a Content-Length header");
+    return true;
+  }
+  auto length = content_length_of(req);
+  if (!length) {
     refuse_and_close(res, 400, errc::bad_json, "malformed Content-Length header");
     return true;
   }
-  if (!has_length && reads_body(req)) {
-    refuse_and_close(res, 411, errc::body_too_large,
-                     "request bodies need a Content-Length header");
+  if (*length > 0 && !requires_body_framing(req) && req.method != "DELETE") {
+    refuse_and_close(res, 400, errc::bad_json, "this method takes no request body");
     return true;
   }
   return false;
@@ -226,7 +234,7 @@ http_server::http_server(options opts)
   // (Expect: 100-continue) are answered before they send anything.
   srv.set_expect_100_continue_handler(
     [max_body_bytes](const httplib::Request& req, httplib::Response& res) {
-      if (refuse_unbounded_framing(req, res))
+      if (refuse_unsafe_framing(req, res))
         return res.status;
       if (auto length = content_length_of(req); length && *length > max_body_bytes) {
         refuse_and_close(res, 413, errc::body_too_large, too_large_message(max_body_bytes));
@@ -235,7 +243,7 @@ http_server::http_server(options opts)
       return 100;
     });
   srv.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
-    return refuse_unbounded_framing(req, res) ? httplib::Server::HandlerResponse::Handled
+    return refuse_unsafe_framing(req, res) ? httplib::Server::HandlerResponse::Handled
                                               : httplib::Server::HandlerResponse::Unhandled;
   });
 

@@ -50,7 +50,14 @@ public:
   ///
   /// Bodies: at most max_body_bytes, and only with a Content-Length header
   /// (httplib 0.11 does not bound chunked bodies), so a chunked or
-  /// length-less POST/PUT/PATCH is refused with 411 and the connection closed.
+  /// length-less POST/PUT/PATCH is refused with 411 and the connection closed
+  /// without reading the body (a client still sending it may then see a
+  /// connection reset instead of the 411). A malformed or repeated
+  /// Content-Length, or a body on a method httplib never reads one for (GET,
+  /// HEAD, OPTIONS...), is refused with 400 the same way: its bytes would
+  /// otherwise be parsed as the next request. A Content-Length over the limit is
+  /// answered 413 after the body is read and discarded, or at once for a
+  /// client that sent `Expect: 100-continue`.
   /// Errors a handler leaves without a body (e.g. 404 for an unknown route,
   /// 413) get a JSON error body; a body a handler wrote is kept.
   httplib::Server& routes() noexcept { return *server_; }

@@ -1,14 +1,19 @@
 // The event_store actor: the node's only door to RocksDB (storage/event_db).
 //
-// Runs detached (its own thread) because a WAL sync blocks. Appends are group
-// committed: every append already in the mailbox when a flush runs shares one
-// write batch and one sync, so concurrent writers pay one fsync together.
-// An append is acknowledged only after its batch is durable.
+// Group commit with two actors: the event_store itself (scheduled) collects
+// appends, and a detached writer (its own thread, because a WAL sync blocks)
+// commits one group at a time. While the writer syncs a group, every append
+// that arrives joins the next one, so concurrent writers share one fsync and
+// an idle store adds no delay. An append is acknowledged only after its group
+// is durable. Reads run on the event_store's own turn, concurrently with the
+// writer (RocksDB allows that; event_db keeps its append state to one thread).
 //
-// Lifecycle:  serving --(exit message)--> closed (pending appends fail,
-//             the database closes when the actor's state is destroyed)
+// Lifecycle:  serving --(exit message)--> closed: the writer is linked and
+//             exits with it; unanswered appends get broken-promise errors;
+//             RocksDB closes when the last of the two states is destroyed.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -37,15 +42,15 @@ using event_store_actor = caf::typed_actor<
   // Re-reads every event and projection; answers what it checked or corrupt_data.
   caf::replies_to<verify_atom>::with<store_report>,
   // Answers true if RocksDB serves reads.
-  caf::replies_to<health_atom>::with<bool>,
-  // Internal (sent to itself): commits the pending group.
-  caf::reacts_to<flush_atom>>;
+  caf::replies_to<health_atom>::with<bool>>;
 
 struct event_store_options {
-  std::size_t max_batch_requests = 4096;  ///< a group larger than this flushes at once
+  /// The most append requests one group (one write batch, one sync) takes;
+  /// the rest wait for the next group.
+  std::size_t max_batch_requests = 4096;
 };
 
-/// Spawns the event store (detached) over an opened database.
+/// Spawns the event store and its writer over an opened database.
 event_store_actor spawn_event_store(caf::actor_system& sys, std::shared_ptr<event_db> db,
                                     node_metrics& metrics, event_store_options opts);
 

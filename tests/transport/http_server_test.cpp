@@ -165,38 +165,30 @@ TEST_CASE("a body over the limit is refused with 413 and a JSON error") {
   CHECK(seen_bytes == 64 * 1024);
 }
 
-TEST_CASE("a chunked request body is refused with 411 and a JSON error") {
+TEST_CASE("a chunked request body is refused with 411 and the connection closed") {
   http_server server{small()};
   std::atomic<bool> reached{false};
   server.routes().Post("/echo", [&](const httplib::Request&, httplib::Response&) { reached = true; });
   auto port = started(server);
-  auto client = client_for(port);
-  // A provider without a length makes httplib's client send it chunked.
-  auto res = client->Post(
-    "/echo",
-    [](std::size_t, httplib::DataSink& sink) {
-      sink.write("{}", 2);
-      sink.done();
-      return true;
-    },
-    "application/json");
-  REQUIRE(res);
-  CHECK(res->status == 411);
-  CHECK(res->get_header_value("Connection") == "close");
-  CHECK(error_of(res->body)["code"] == "body_too_large");
+  // Headers only: body bytes the server never reads could turn its close
+  // into a reset that races the answer (see http_server.hpp).
+  raw_connection conn{port};
+  conn.send_all("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n");
+  auto response = conn.read_until_closed();
+  CHECK(response.rfind("HTTP/1.1 411 ", 0) == 0);
+  CHECK(response.find("Connection: close\r\n") != std::string::npos);
+  auto error = error_of(body_of(response));
+  CHECK(error["code"] == "body_too_large");
+  CHECK(error["message"]
+        == "request bodies need a Content-Length header; chunked transfer encoding is not accepted");
   CHECK_FALSE(reached);
-
-  // The client reconnects for its next request.
-  auto next = client->Get("/nowhere");
-  REQUIRE(next);
-  CHECK(next->status == 404);
 }
 
 TEST_CASE("a POST without Content-Length is refused with 411 and the connection closed") {
   http_server server{small()};
   auto port = started(server);
   raw_connection conn{port};
-  conn.send_all("POST /echo HTTP/1.1\r\nHost: x\r\n\r\n{}");
+  conn.send_all("POST /echo HTTP/1.1\r\nHost: x\r\n\r\n");
   auto response = conn.read_until_closed();
   CHECK(response.rfind("HTTP/1.1 411 ", 0) == 0);
   CHECK(error_of(body_of(response))["code"] == "body_too_large");
@@ -206,10 +198,23 @@ TEST_CASE("a malformed Content-Length is refused with 400 and the connection clo
   http_server server{small()};
   auto port = started(server);
   raw_connection conn{port};
-  conn.send_all("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2x\r\n\r\n{}");
+  conn.send_all("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2x\r\n\r\n");
   auto response = conn.read_until_closed();
   CHECK(response.rfind("HTTP/1.1 400 ", 0) == 0);
   CHECK(error_of(body_of(response))["code"] == "bad_json");
+}
+
+TEST_CASE("a GET with a body is refused with 400 and the connection closed") {
+  http_server server{small()};
+  server.routes().Get("/hello", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("{}", "application/json");
+  });
+  auto port = started(server);
+  raw_connection conn{port};
+  conn.send_all("GET /hello HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n");
+  auto response = conn.read_until_closed();
+  CHECK(response.rfind("HTTP/1.1 400 ", 0) == 0);
+  CHECK(error_of(body_of(response))["message"] == "this method takes no request body");
 }
 
 TEST_CASE("a body over the limit announced with Expect: 100-continue is refused before it is sent") {
@@ -250,7 +255,7 @@ TEST_CASE("a handler that throws answers 500 internal without the exception text
   CHECK(error_of(odd->body)["code"] == "internal");
 }
 
-TEST_CASE("an error body a handler wrote is kept; an empty one is filled") {
+TEST_CASE("an error body a handler wrote is kept and an empty one is filled") {
   http_server server{small()};
   server.routes().Get("/run", [](const httplib::Request&, httplib::Response& res) {
     voxos::write_error(res, errc::not_found, "no such run");
