@@ -1,0 +1,199 @@
+// The HTTP API of an in-process node: tenants, tokens, operators' routes, and
+// bad input that gets a specific error and changes nothing stored.
+#include <doctest/doctest.h>
+
+#include "support/running_node.hpp"
+
+using namespace voxos;
+using test::admin_token;
+
+namespace {
+
+std::string error_code(const test::http_reply& reply) {
+  if (reply.body.is_discarded() || !reply.body.contains("error"))
+    return "<no JSON error>";
+  return reply.body["error"].value("code", "");
+}
+
+} // namespace
+
+TEST_CASE("healthz answers without a token") {
+  test::temp_dir dir;
+  test::running_node node{dir};
+  auto reply = node.call("GET", "/healthz");
+  CHECK(reply.status == 200);
+  CHECK(reply.body["status"] == "ok");
+}
+
+TEST_CASE("operator routes require the admin token") {
+  test::temp_dir dir;
+  test::running_node node{dir};
+  auto [tenant_id, token] = node.make_tenant("Acme");
+  for (const auto* path : {"/metrics", "/v1/admin/status", "/v1/admin/tenants"}) {
+    CAPTURE(path);
+    auto none = node.call("GET", path);
+    CHECK(none.status == 401);
+    CHECK(error_code(none) == "unauthorized");
+    auto wrong = node.call("GET", path, admin_token + "x");
+    CHECK(wrong.status == 401);
+    auto tenant = node.call("GET", path, token);
+    CHECK(tenant.status == 401);
+    CHECK(node.call("GET", path, admin_token).status == 200);
+  }
+}
+
+TEST_CASE("a tenant token selects its tenant and shows no secret again") {
+  test::temp_dir dir;
+  test::running_node node{dir};
+  auto [tenant_id, token] = node.make_tenant("Acme");
+  auto who = node.call("GET", "/v1/whoami", token);
+  REQUIRE(who.status == 200);
+  CHECK(who.body["tenant_id"] == tenant_id);
+  CHECK(who.body["tenant_name"] == "Acme");
+  auto tokens = node.call("GET", "/v1/tokens", token);
+  REQUIRE(tokens.status == 200);
+  REQUIRE(tokens.body.size() == 1);
+  CHECK(tokens.raw.find(token) == std::string::npos);
+  CHECK(tokens.raw.find("hash") == std::string::npos);
+  auto admin_list = node.call("GET", "/v1/admin/tenants/" + tenant_id + "/tokens", admin_token);
+  CHECK(admin_list.raw.find(token) == std::string::npos);
+}
+
+TEST_CASE("a body that names a tenant is refused and changes nothing") {
+  test::temp_dir dir;
+  test::running_node node{dir};
+  auto [tenant_a, token_a] = node.make_tenant("A");
+  auto [tenant_b, token_b] = node.make_tenant("B");
+  auto before = node.stored_events();
+  auto reply = node.call("POST", "/v1/tokens", token_a,
+                         nlohmann::json{{"label", "x"}, {"tenant_id", tenant_b}}.dump());
+  CHECK(reply.status == 400);
+  CHECK(error_code(reply) == "unknown_field");
+  CHECK(node.stored_events() == before);
+  CHECK(node.call("GET", "/v1/admin/tenants/" + tenant_b + "/tokens", admin_token).body.size() == 1);
+}
+
+TEST_CASE("a tenant cannot revoke another tenant's token") {
+  test::temp_dir dir;
+  test::running_node node{dir};
+  auto [tenant_a, token_a] = node.make_tenant("A");
+  auto [tenant_b, token_b] = node.make_tenant("B");
+  auto b_tokens = node.call("GET", "/v1/tokens", token_b);
+  auto b_token_id = b_tokens.body[0]["token_id"].get<std::string>();
+  auto before = node.stored_events();
+  auto reply = node.call("DELETE", "/v1/tokens/" + b_token_id, token_a);
+  CHECK(reply.status == 404);
+  CHECK(error_code(reply) == "not_found");
+  CHECK(node.stored_events() == before);
+  CHECK(node.call("GET", "/v1/whoami", token_b).status == 200);
+}
+
+TEST_CASE("a revoked token no longer authenticates") {
+  test::temp_dir dir;
+  test::running_node node{dir};
+  auto [tenant_id, token] = node.make_tenant("Acme");
+  auto second = node.call("POST", "/v1/tokens", token, R"({"label":"ci"})");
+  REQUIRE(second.status == 201);
+  auto second_token = second.body["token"].get<std::string>();
+  auto second_id = second.body["token_id"].get<std::string>();
+  auto revoked = node.call("DELETE", "/v1/tokens/" + second_id, token);
+  REQUIRE(revoked.status == 200);
+  CHECK(revoked.body["revoked"] == true);
+  CHECK(node.call("GET", "/v1/whoami", second_token).status == 401);
+  CHECK(node.call("GET", "/v1/whoami", token).status == 200);
+  // Revoking twice is a not_found, not a second event.
+  auto before = node.stored_events();
+  CHECK(node.call("DELETE", "/v1/tokens/" + second_id, token).status == 404);
+  CHECK(node.stored_events() == before);
+}
+
+TEST_CASE("malformed tenant bodies get specific errors and store nothing") {
+  test::temp_dir dir;
+  test::running_node node{dir};
+  auto before = node.stored_events();
+  struct bad_case {
+    std::string body;
+    std::string content_type;
+    int status;
+    std::string code;
+  };
+  std::vector<bad_case> cases{
+    {"{\"name\":", "application/json", 400, "bad_json"},
+    {"[1,2]", "application/json", 400, "bad_json"},
+    {R"({"name":42})", "application/json", 400, "wrong_type"},
+    {R"({})", "application/json", 400, "missing_field"},
+    {R"({"name":"a","extra":1})", "application/json", 400, "unknown_field"},
+    {nlohmann::json{{"name", std::string(201, 'n')}}.dump(), "application/json", 400, "out_of_range"},
+    {R"({"name":"a\u0007b"})", "application/json", 400, "out_of_range"},
+    {R"({"name":"Acme"})", "text/plain", 415, "unsupported_media_type"},
+    {R"({"name":")" + std::string(70 * 1024, 'x') + R"("})", "application/json", 413, "body_too_large"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.code);
+    auto reply = node.call("POST", "/v1/admin/tenants", admin_token, c.body, c.content_type);
+    CHECK(reply.status == c.status);
+    CHECK(error_code(reply) == c.code);
+    // Messages never echo the rejected value.
+    if (!reply.body.is_discarded() && reply.body.contains("error"))
+      CHECK(reply.body["error"]["message"].get<std::string>().find("Acme") == std::string::npos);
+  }
+  CHECK(node.stored_events() == before);
+  CHECK(node.call("GET", "/v1/admin/tenants", admin_token).body.empty());
+}
+
+TEST_CASE("tokens for an unknown tenant are refused") {
+  test::temp_dir dir;
+  test::running_node node{dir};
+  auto before = node.stored_events();
+  auto reply = node.call("POST", "/v1/admin/tenants/t_doesnotexist/tokens", admin_token, "{}");
+  CHECK(reply.status == 404);
+  CHECK(error_code(reply) == "not_found");
+  CHECK(node.stored_events() == before);
+}
+
+TEST_CASE("an unknown route is a JSON not_found") {
+  test::temp_dir dir;
+  test::running_node node{dir};
+  auto reply = node.call("GET", "/v1/nothing-here", admin_token);
+  CHECK(reply.status == 404);
+  CHECK(error_code(reply) == "not_found");
+}
+
+TEST_CASE("metrics count what the actors did") {
+  test::temp_dir dir;
+  test::running_node node{dir};
+  node.make_tenant("Acme");
+  auto metrics = node.call("GET", "/metrics", admin_token);
+  REQUIRE(metrics.status == 200);
+  CHECK(metrics.raw.find("voxos_actors_running{kind=\"event_store\"} 1") != std::string::npos);
+  CHECK(metrics.raw.find("voxos_actors_running{kind=\"directory\"} 1") != std::string::npos);
+  CHECK(metrics.raw.find("voxos_actors_running{kind=\"run_host\"} 1") != std::string::npos);
+  CHECK(metrics.raw.find("voxos_event_store_appended_events_total 2") != std::string::npos);
+  CHECK(metrics.raw.find("voxos_event_store_sync_seconds_count") != std::string::npos);
+  auto status = node.call("GET", "/v1/admin/status", admin_token);
+  REQUIRE(status.status == 200);
+  CHECK(status.body["metrics"]["actors_running"].get<int64_t>() >= 3);
+  CHECK(status.body["metrics"]["actors"]["directory"]["messages"].get<uint64_t>() >= 2);
+}
+
+TEST_CASE("tenants and tokens survive a restart and revoked tokens stay revoked") {
+  test::temp_dir dir;
+  std::string tenant_id, token, revoked_token;
+  {
+    test::running_node node{dir};
+    std::tie(tenant_id, token) = node.make_tenant("Acme");
+    auto second = node.call("POST", "/v1/tokens", token, R"({"label":"old"})");
+    revoked_token = second.body["token"].get<std::string>();
+    REQUIRE(node.call("DELETE", "/v1/tokens/" + second.body["token_id"].get<std::string>(), token)
+              .status
+            == 200);
+  }
+  test::running_node node{dir};
+  auto who = node.call("GET", "/v1/whoami", token);
+  REQUIRE(who.status == 200);
+  CHECK(who.body["tenant_id"] == tenant_id);
+  CHECK(node.call("GET", "/v1/whoami", revoked_token).status == 401);
+  auto tenants = node.call("GET", "/v1/admin/tenants", admin_token);
+  REQUIRE(tenants.body.size() == 1);
+  CHECK(tenants.body[0]["name"] == "Acme");
+}
