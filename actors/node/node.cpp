@@ -17,7 +17,9 @@
 #include "messages/register.hpp"
 #include "storage/digest.hpp"
 #include "storage/directory_projection.hpp"
+#include "storage/keys.hpp"
 #include "storage/event_db.hpp"
+#include "storage/vault.hpp"
 #include "transport/http_server.hpp"
 
 namespace voxos {
@@ -35,6 +37,33 @@ public:
   }
 };
 
+// The node's vault. On first start it seals a canary record; later starts must
+// open it, so a node never runs with a key that cannot open its own secrets.
+result<vault> open_vault(event_db& db, const node_secrets& secrets) {
+  auto sealer = vault::create(secrets.vault_key_id, secrets.vault_key);
+  if (!sealer)
+    return sealer.error();
+  constexpr const char* canary_record = "vault.canary";
+  constexpr std::string_view canary_text = "voxos vault canary";
+  auto stored = db.get_sealed(std::string{keys::node_tenant}, canary_record);
+  if (!stored)
+    return stored.error();
+  if (stored->has_value()) {
+    auto opened = sealer->open(keys::node_tenant, canary_record, **stored);
+    if (!opened || *opened != canary_text)
+      return status::error(errc::vault_open_failed,
+                           "the vault key does not open this node's sealed values "
+                           "(a different VOXOS_VAULT_KEY or secrets file?)");
+    return sealer;
+  }
+  auto canary = sealer->seal(keys::node_tenant, canary_record, canary_text);
+  if (!canary)
+    return canary.error();
+  if (auto put = db.put_sealed(std::string{keys::node_tenant}, canary_record, *canary); !put)
+    return put;
+  return sealer;
+}
+
 } // namespace
 
 // Members are declared in construction order; destruction runs in reverse,
@@ -51,6 +80,7 @@ struct node::impl {
   run_host_actor run_host;
   std::unique_ptr<http_api> api;
   std::unique_ptr<http_server> server;
+  std::shared_ptr<const vault> secrets_vault;  // for the actors that hold credentials
   uint16_t http_port = 0;
   uint16_t caf_port = 0;
   bool stopped = false;
@@ -120,6 +150,10 @@ result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_sec
   auto db = event_db::open(cfg.data_dir + "/store", std::move(db_opts));
   if (!db)
     return db.error();
+  auto sealed = open_vault(**db, secrets);
+  if (!sealed)
+    return sealed.error();
+  state->secrets_vault = std::make_shared<const vault>(std::move(*sealed));
   auto index = directory_index::load(**db);
   if (!index)
     return index.error();
