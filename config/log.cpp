@@ -16,10 +16,14 @@ std::mutex out_mutex;
 
 const char* name_of(level lvl) {
   switch (lvl) {
-    case level::error: return "ERROR";
-    case level::warn: return "WARN";
-    case level::info: return "INFO";
-    case level::debug: return "DEBUG";
+  case level::error:
+    return "ERROR";
+  case level::warn:
+    return "WARN";
+  case level::info:
+    return "INFO";
+  case level::debug:
+    return "DEBUG";
   }
   return "INFO";
 }
@@ -47,15 +51,16 @@ void write(level lvl, std::string_view component, std::string_view text) {
     return;
   auto now = std::chrono::system_clock::now();
   auto secs = std::chrono::system_clock::to_time_t(now);
-  auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  auto millis =
+    std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
   std::tm utc{};
   gmtime_r(&secs, &utc);
   char stamp[32];
   std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &utc);
   std::lock_guard<std::mutex> guard{out_mutex};
-  std::fprintf(stderr, "%s.%03dZ %-5s %.*s: %.*s\n", stamp, static_cast<int>(millis),
-               name_of(lvl), static_cast<int>(component.size()), component.data(),
-               static_cast<int>(text.size()), text.data());
+  std::fprintf(stderr, "%s.%03dZ %-5s %.*s: %.*s\n", stamp, static_cast<int>(millis), name_of(lvl),
+               static_cast<int>(component.size()), component.data(), static_cast<int>(text.size()),
+               text.data());
   std::fflush(stderr);
 }
 

@@ -26,10 +26,10 @@
 #include <openssl/rand.h>
 
 // Returns the status of `expr` from the enclosing function unless it is ok.
-#define VOXOS_RETURN_IF_ERROR(expr)                                            \
-  do {                                                                         \
-    if (::voxos::status st_ = (expr); !st_.is_ok())                            \
-      return st_;                                                              \
+#define VOXOS_RETURN_IF_ERROR(expr)                                                                \
+  do {                                                                                             \
+    if (::voxos::status st_ = (expr); !st_.is_ok())                                                \
+      return st_;                                                                                  \
   } while (false)
 
 namespace voxos {
@@ -93,8 +93,8 @@ constexpr const char* base64_std_alphabet =
 constexpr const char* base64_url_alphabet =
   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-std::string encode_base64(const unsigned char* data, std::size_t size,
-                          const char* alphabet, bool pad) {
+std::string encode_base64(const unsigned char* data, std::size_t size, const char* alphabet,
+                          bool pad) {
   std::string out;
   out.reserve((size + 2) / 3 * 4);
   for (std::size_t pos = 0; pos < size; pos += 3) {
@@ -194,8 +194,8 @@ bool is_http_url(std::string_view url, bool allow_query) {
   // Split authority from path/query/fragment.
   auto authority_end = rest.find_first_of("/?#");
   auto authority = rest.substr(0, authority_end);
-  auto tail = authority_end == std::string_view::npos ? std::string_view{}
-                                                      : rest.substr(authority_end);
+  auto tail =
+    authority_end == std::string_view::npos ? std::string_view{} : rest.substr(authority_end);
   if (tail.find('#') != std::string_view::npos)
     return false;
   if (!allow_query && tail.find('?') != std::string_view::npos)
@@ -228,8 +228,8 @@ bool is_http_url(std::string_view url, bool allow_query) {
     if (host.empty())
       return false;
     for (char ch : host) {
-      bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')
-                || (ch >= '0' && ch <= '9') || ch == '.' || ch == '-';
+      bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')
+                || ch == '.' || ch == '-';
       if (!ok)
         return false;
     }
@@ -262,8 +262,8 @@ bool is_key_id(const std::string& text) {
   if (text.empty() || text.size() > max_key_id_chars)
     return false;
   for (char ch : text) {
-    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')
-              || (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-';
+    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')
+              || ch == '.' || ch == '_' || ch == '-';
     if (!ok)
       return false;
   }
@@ -286,27 +286,27 @@ public:
   bool on_event(json::parse_event_t event, const json& parsed) {
     using ev = json::parse_event_t;
     switch (event) {
-      case ev::object_start:
-      case ev::array_start:
-        frames_.push_back(frame{event == ev::object_start, {}, {}, 0});
-        break;
-      case ev::key:
-        if (!frames_.empty() && parsed.is_string()) {
-          auto& top = frames_.back();
-          top.key = parsed.get<std::string>();
-          if (!top.keys.insert(top.key).second && !first_)
-            first_ = current_path();
-        }
-        break;
-      case ev::object_end:
-      case ev::array_end:
-        if (!frames_.empty())
-          frames_.pop_back();
-        next_element();
-        break;
-      case ev::value:
-        next_element();
-        break;
+    case ev::object_start:
+    case ev::array_start:
+      frames_.push_back(frame{event == ev::object_start, {}, {}, 0});
+      break;
+    case ev::key:
+      if (!frames_.empty() && parsed.is_string()) {
+        auto& top = frames_.back();
+        top.key = parsed.get<std::string>();
+        if (!top.keys.insert(top.key).second && !first_)
+          first_ = current_path();
+      }
+      break;
+    case ev::object_end:
+    case ev::array_end:
+      if (!frames_.empty())
+        frames_.pop_back();
+      next_element();
+      break;
+    case ev::value:
+      next_element();
+      break;
     }
     return true;
   }
@@ -401,8 +401,7 @@ result<std::optional<std::string>> read_file(const std::string& path, const std:
   }
   if (static_cast<std::size_t>(info.st_size) > max_bytes) {
     ::close(fd);
-    return invalid(what + " '" + path + "' is larger than " + std::to_string(max_bytes)
-                   + " bytes");
+    return invalid(what + " '" + path + "' is larger than " + std::to_string(max_bytes) + " bytes");
   }
   // Read it all.
   std::string text;
@@ -425,8 +424,7 @@ result<std::optional<std::string>> read_file(const std::string& path, const std:
   ::close(fd);
   if (filled > max_bytes) {
     wipe(text);
-    return invalid(what + " '" + path + "' is larger than " + std::to_string(max_bytes)
-                   + " bytes");
+    return invalid(what + " '" + path + "' is larger than " + std::to_string(max_bytes) + " bytes");
   }
   text.resize(filled);
   return std::optional<std::string>{std::move(text)};
@@ -437,8 +435,7 @@ result<std::optional<std::string>> read_file(const std::string& path, const std:
 /// One JSON object of the configuration and its key path ("" for the root).
 class object_reader {
 public:
-  object_reader(const json& object, std::string path)
-    : object_(object), path_(std::move(path)) {}
+  object_reader(const json& object, std::string path) : object_(object), path_(std::move(path)) {}
 
   std::string path_of(std::string_view key) const { return join_path(path_, key); }
 
@@ -504,8 +501,7 @@ public:
   }
 
   /// One of `names`; stores the index of the match.
-  status choice(const char* key, std::initializer_list<const char*> names,
-                std::size_t& out) const {
+  status choice(const char* key, std::initializer_list<const char*> names, std::size_t& out) const {
     const json* value = find(key);
     if (value == nullptr)
       return status::ok();
@@ -564,9 +560,9 @@ status parse_http(const object_reader& in, http_config& out) {
     in.allow_only({"bind", "port", "public_base_url", "max_body_bytes", "threads"}));
   VOXOS_RETURN_IF_ERROR(in.string("bind", out.bind, is_bind_address, bind_expectation));
   VOXOS_RETURN_IF_ERROR(in.integer("port", 0, 65535, out.port));
-  VOXOS_RETURN_IF_ERROR(in.string(
-    "public_base_url", out.public_base_url, is_base_url,
-    "an absolute http or https URL without user info, query or fragment"));
+  VOXOS_RETURN_IF_ERROR(
+    in.string("public_base_url", out.public_base_url, is_base_url,
+              "an absolute http or https URL without user info, query or fragment"));
   VOXOS_RETURN_IF_ERROR(in.integer("max_body_bytes", 1024, 64 * 1024 * 1024, out.max_body_bytes));
   VOXOS_RETURN_IF_ERROR(in.integer("threads", 1, 256, out.threads));
   return status::ok();
@@ -584,8 +580,7 @@ status parse_event_store(const object_reader& in, event_store_config& out) {
   VOXOS_RETURN_IF_ERROR(in.allow_only({"sync", "max_batch_events", "max_event_bytes"}));
   VOXOS_RETURN_IF_ERROR(in.boolean("sync", out.sync));
   VOXOS_RETURN_IF_ERROR(in.integer("max_batch_events", 1, 65536, out.max_batch_events));
-  VOXOS_RETURN_IF_ERROR(
-    in.integer("max_event_bytes", 1024, 16 * 1024 * 1024, out.max_event_bytes));
+  VOXOS_RETURN_IF_ERROR(in.integer("max_event_bytes", 1024, 16 * 1024 * 1024, out.max_event_bytes));
   return status::ok();
 }
 
@@ -597,8 +592,8 @@ status parse_secrets(const object_reader& in, secrets_config& out) {
   VOXOS_RETURN_IF_ERROR(in.string("file", out.file, nullptr, "a path"));
   // `file` names the secrets file exactly when the source is "file".
   if (out.source == secret_source::file && !is_non_empty_path(out.file))
-    return invalid(in.path_of("file") + ": required (a non-empty path) when "
-                   + in.path_of("source") + " is \"file\"");
+    return invalid(in.path_of("file") + ": required (a non-empty path) when " + in.path_of("source")
+                   + " is \"file\"");
   if (out.source != secret_source::file && !out.file.empty())
     return invalid(in.path_of("file") + ": allowed only when " + in.path_of("source")
                    + " is \"file\"");
@@ -624,8 +619,8 @@ status parse_registered_urls(const json& list, const std::string& path,
     VOXOS_RETURN_IF_ERROR(in.string(
       "url", entry.url, is_registered_url,
       "an absolute http or https URL without user info or fragment (at most 2048 characters)"));
-    VOXOS_RETURN_IF_ERROR(in.string("purpose", entry.purpose, is_purpose,
-                                    "1 to 64 characters of a-z and _"));
+    VOXOS_RETURN_IF_ERROR(
+      in.string("purpose", entry.purpose, is_purpose, "1 to 64 characters of a-z and _"));
     out.push_back(std::move(entry));
   }
   return status::ok();
@@ -641,22 +636,18 @@ result<node_config> parse_document(const json& doc) {
   std::size_t mode = static_cast<std::size_t>(cfg.mode);
   VOXOS_RETURN_IF_ERROR(in.choice("profile", {"embedded", "production"}, mode));
   cfg.mode = static_cast<profile>(mode);
-  VOXOS_RETURN_IF_ERROR(in.string("data_dir", cfg.data_dir, is_non_empty_path,
-                                  "a non-empty path"));
+  VOXOS_RETURN_IF_ERROR(in.string("data_dir", cfg.data_dir, is_non_empty_path, "a non-empty path"));
   VOXOS_RETURN_IF_ERROR(in.string("log_level", cfg.log_level, is_log_level,
                                   "one of \"error\", \"warn\", \"info\", \"debug\""));
-  VOXOS_RETURN_IF_ERROR(in.section("http", [&](const object_reader& sub) {
-    return parse_http(sub, cfg.http);
-  }));
-  VOXOS_RETURN_IF_ERROR(in.section("caf", [&](const object_reader& sub) {
-    return parse_caf(sub, cfg.caf);
-  }));
+  VOXOS_RETURN_IF_ERROR(
+    in.section("http", [&](const object_reader& sub) { return parse_http(sub, cfg.http); }));
+  VOXOS_RETURN_IF_ERROR(
+    in.section("caf", [&](const object_reader& sub) { return parse_caf(sub, cfg.caf); }));
   VOXOS_RETURN_IF_ERROR(in.section("event_store", [&](const object_reader& sub) {
     return parse_event_store(sub, cfg.event_store);
   }));
-  VOXOS_RETURN_IF_ERROR(in.section("secrets", [&](const object_reader& sub) {
-    return parse_secrets(sub, cfg.secrets);
-  }));
+  VOXOS_RETURN_IF_ERROR(in.section(
+    "secrets", [&](const object_reader& sub) { return parse_secrets(sub, cfg.secrets); }));
   if (const json* urls = in.find("registered_urls"))
     VOXOS_RETURN_IF_ERROR(parse_registered_urls(*urls, "registered_urls", cfg.registered_urls));
   return result<node_config>{std::move(cfg)};
@@ -708,7 +699,7 @@ struct secret_entry {
 
 struct raw_secrets {
   secret_entry key_id{env_vault_key_id};
-  secret_entry vault_key{env_vault_key};  // base64, decoded by validate_secrets
+  secret_entry vault_key{env_vault_key}; // base64, decoded by validate_secrets
   secret_entry oauth_state{env_oauth_state_secret};
   secret_entry admin_token{env_admin_token};
 };
@@ -876,9 +867,8 @@ result<std::string> fresh_secrets_text() {
     doc[file_key_id] = "k1";
     doc[file_vault_key] = encode_base64(key.data(), key.size(), base64_std_alphabet, true);
     doc[file_oauth_state] = encode_base64(oauth.data(), oauth.size(), base64_url_alphabet, false);
-    doc[file_admin_token] = admin_token_prefix
-                            + encode_base64(token.data(), token.size(), base64_url_alphabet,
-                                            false);
+    doc[file_admin_token] =
+      admin_token_prefix + encode_base64(token.data(), token.size(), base64_url_alphabet, false);
   }
   OPENSSL_cleanse(key.data(), key.size());
   OPENSSL_cleanse(oauth.data(), oauth.size());
@@ -988,41 +978,40 @@ env_lookup process_env() {
   };
 }
 
-
 result<node_secrets> resolve_secrets(const node_config& cfg, const env_lookup& env) {
   try {
     raw_secrets raw;
     switch (cfg.secrets.source) {
-      case secret_source::env: {
-        apply_env(env, raw);
-        return validate_secrets(raw, " (required when secrets.source is \"env\")");
+    case secret_source::env: {
+      apply_env(env, raw);
+      return validate_secrets(raw, " (required when secrets.source is \"env\")");
+    }
+    case secret_source::file: {
+      VOXOS_RETURN_IF_ERROR(read_secrets_file(cfg.secrets.file, true, raw));
+      apply_env(env, raw);
+      return validate_secrets(raw, "");
+    }
+    case secret_source::generate: {
+      if (cfg.mode == profile::production)
+        return invalid("secrets.source: \"generate\" is not allowed in the production "
+                       "profile; use \"env\" or \"file\"");
+      // Create the file on first start, then read it like any secrets file.
+      auto path = cfg.data_dir + "/" + secrets_file_name;
+      bool generated = false;
+      struct ::stat info {};
+      if (::lstat(path.c_str(), &info) != 0 && errno == ENOENT) {
+        auto created = create_secrets_file(cfg.data_dir, path);
+        if (!created)
+          return created.error();
+        generated = *created;
       }
-      case secret_source::file: {
-        VOXOS_RETURN_IF_ERROR(read_secrets_file(cfg.secrets.file, true, raw));
-        apply_env(env, raw);
-        return validate_secrets(raw, "");
-      }
-      case secret_source::generate: {
-        if (cfg.mode == profile::production)
-          return invalid("secrets.source: \"generate\" is not allowed in the production "
-                         "profile; use \"env\" or \"file\"");
-        // Create the file on first start, then read it like any secrets file.
-        auto path = cfg.data_dir + "/" + secrets_file_name;
-        bool generated = false;
-        struct ::stat info {};
-        if (::lstat(path.c_str(), &info) != 0 && errno == ENOENT) {
-          auto created = create_secrets_file(cfg.data_dir, path);
-          if (!created)
-            return created.error();
-          generated = *created;
-        }
-        VOXOS_RETURN_IF_ERROR(read_secrets_file(path, false, raw));
-        apply_env(env, raw);
-        auto out = validate_secrets(raw, "");
-        if (out)
-          out->generated = generated;
-        return out;
-      }
+      VOXOS_RETURN_IF_ERROR(read_secrets_file(path, false, raw));
+      apply_env(env, raw);
+      auto out = validate_secrets(raw, "");
+      if (out)
+        out->generated = generated;
+      return out;
+    }
     }
   } catch (const std::exception&) {
     // An env_lookup that throws, or memory exhaustion.

@@ -21,22 +21,22 @@ enum class profile { embedded, production };
 
 struct http_config {
   std::string bind = "127.0.0.1";
-  uint16_t port = 7100;                              ///< 0 picks a free port
+  uint16_t port = 7100; ///< 0 picks a free port
   std::string public_base_url = "http://localhost:7100";
-  std::size_t max_body_bytes = 1024 * 1024;          ///< 1 MiB; 1 KiB .. 64 MiB
-  unsigned threads = 8;                              ///< 1 .. 256
+  std::size_t max_body_bytes = 1024 * 1024; ///< 1 MiB; 1 KiB .. 64 MiB
+  unsigned threads = 8;                     ///< 1 .. 256
 };
 
 struct caf_config {
   std::string bind = "127.0.0.1";
-  uint16_t port = 7101;                              ///< 0 picks a free port
-  unsigned scheduler_threads = 2;                    ///< 1 .. 64; the machine has 2 cores
+  uint16_t port = 7101;           ///< 0 picks a free port
+  unsigned scheduler_threads = 2; ///< 1 .. 64; the machine has 2 cores
 };
 
 struct event_store_config {
-  bool sync = true;                                  ///< fsync the WAL before acknowledging
-  std::size_t max_batch_events = 4096;               ///< appends per group commit; 1 .. 65536
-  std::size_t max_event_bytes = 256 * 1024;          ///< one event's data; 1 KiB .. 16 MiB
+  bool sync = true;                         ///< fsync the WAL before acknowledging
+  std::size_t max_batch_events = 4096;      ///< appends per group commit; 1 .. 65536
+  std::size_t max_event_bytes = 256 * 1024; ///< one event's data; 1 KiB .. 16 MiB
 };
 
 /// Where secrets come from. `generate` (embedded profile only): read from, or
@@ -47,13 +47,13 @@ enum class secret_source { generate, env, file };
 
 struct secrets_config {
   secret_source source = secret_source::generate;
-  std::string file;                                   ///< with source == file
+  std::string file; ///< with source == file
 };
 
 struct node_config {
   profile mode = profile::embedded;
-  std::string data_dir = "var";                       ///< relative to the working directory
-  std::string log_level = "info";                     ///< error | warn | info | debug
+  std::string data_dir = "var";   ///< relative to the working directory
+  std::string log_level = "info"; ///< error | warn | info | debug
   http_config http;
   caf_config caf;
   event_store_config event_store;
@@ -84,18 +84,18 @@ result<node_config> load_config_file(const std::string& path);
 std::string default_config_json();
 
 /// Environment variables that override or supply secrets.
-inline constexpr const char* env_vault_key = "VOXOS_VAULT_KEY";        ///< base64 of 32 bytes
-inline constexpr const char* env_vault_key_id = "VOXOS_VAULT_KEY_ID";  ///< default "k1"
+inline constexpr const char* env_vault_key = "VOXOS_VAULT_KEY";       ///< base64 of 32 bytes
+inline constexpr const char* env_vault_key_id = "VOXOS_VAULT_KEY_ID"; ///< default "k1"
 inline constexpr const char* env_oauth_state_secret = "MCP_OAUTH_STATE_SIGNING_SECRET";
 inline constexpr const char* env_admin_token = "VOXOS_ADMIN_TOKEN";
 
 /// The node's secrets, resolved at start. Never logged, never stored in RocksDB.
 struct node_secrets {
   std::string vault_key_id;
-  std::string vault_key;            ///< 32 raw bytes
-  std::string oauth_state_secret;   ///< at least 32 bytes
-  std::string admin_token;          ///< at least 32 characters
-  bool generated = false;           ///< true if this start created the secrets file
+  std::string vault_key;          ///< 32 raw bytes
+  std::string oauth_state_secret; ///< at least 32 bytes
+  std::string admin_token;        ///< at least 32 characters
+  bool generated = false;         ///< true if this start created the secrets file
 };
 
 using env_lookup = std::function<std::optional<std::string>(const std::string&)>;

@@ -1,8 +1,8 @@
 #include "messages/error.hpp"
 
 #include <caf/atom.hpp>
-#include <caf/message.hpp>
 #include <caf/make_message.hpp>
+#include <caf/message.hpp>
 
 namespace voxos {
 

@@ -10,8 +10,7 @@ namespace voxos {
 namespace {
 
 template <class T>
-void add(caf::actor_system_config* cfg, std::vector<std::string>* names,
-         const char* name) {
+void add(caf::actor_system_config* cfg, std::vector<std::string>* names, const char* name) {
   if (cfg != nullptr)
     cfg->add_message_type<T>(name);
   if (names != nullptr)
@@ -43,8 +42,7 @@ void visit_types(caf::actor_system_config* cfg, std::vector<std::string>* names)
 void register_types(caf::actor_system_config& cfg) {
   visit_types(&cfg, nullptr);
   cfg.add_error_category(error_category(),
-                         [](uint8_t code, caf::atom_value,
-                            const caf::message& ctx) -> std::string {
+                         [](uint8_t code, caf::atom_value, const caf::message& ctx) -> std::string {
                            std::string out{to_string(static_cast<errc>(code))};
                            if (ctx.match_elements<std::string>())
                              out += ": " + ctx.get_as<std::string>(0);

@@ -15,9 +15,7 @@ namespace voxos {
 class [[nodiscard]] status {
 public:
   static status ok() { return status{}; }
-  static status error(errc code, std::string message) {
-    return status{code, std::move(message)};
-  }
+  static status error(errc code, std::string message) { return status{code, std::move(message)}; }
 
   bool is_ok() const noexcept { return !code_; }
   explicit operator bool() const noexcept { return is_ok(); }
@@ -28,8 +26,7 @@ public:
 
 private:
   status() = default;
-  status(errc code, std::string message)
-    : code_(code), message_(std::move(message)) {}
+  status(errc code, std::string message) : code_(code), message_(std::move(message)) {}
   std::optional<errc> code_;
   std::string message_;
 };
@@ -39,9 +36,7 @@ template <class T>
 class [[nodiscard]] result {
 public:
   result(T value) : value_(std::move(value)), status_(status::ok()) {}
-  result(status failure) : status_(std::move(failure)) {
-    assert(!status_.is_ok());
-  }
+  result(status failure) : status_(std::move(failure)) { assert(!status_.is_ok()); }
 
   bool is_ok() const noexcept { return value_.has_value(); }
   explicit operator bool() const noexcept { return is_ok(); }

@@ -27,8 +27,7 @@ bool operator==(const store_report& x, const store_report& y) {
          == std::tie(y.events, y.streams, y.state_entries);
 }
 bool operator==(const tenant_record& x, const tenant_record& y) {
-  return std::tie(x.tenant_id, x.name, x.created_us)
-         == std::tie(y.tenant_id, y.name, y.created_us);
+  return std::tie(x.tenant_id, x.name, x.created_us) == std::tie(y.tenant_id, y.name, y.created_us);
 }
 bool operator==(const token_record& x, const token_record& y) {
   return std::tie(x.token_id, x.tenant_id, x.label, x.created_us, x.revoked)
@@ -42,8 +41,7 @@ bool operator==(const tenant_identity& x, const tenant_identity& y) {
          == std::tie(y.tenant_id, y.tenant_name, y.token_id);
 }
 bool operator==(const pong_reply& x, const pong_reply& y) {
-  return std::tie(x.node_id, x.version, x.time_us)
-         == std::tie(y.node_id, y.version, y.time_us);
+  return std::tie(x.node_id, x.version, x.time_us) == std::tie(y.node_id, y.version, y.time_us);
 }
 
 } // namespace voxos

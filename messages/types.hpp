@@ -21,12 +21,12 @@ struct event_draft {
 
 /// One stored event. Events are the truth; projections are derived from them.
 struct event_record {
-  std::string tenant;   ///< tenant id, or "_node" for node-level streams
-  std::string stream;   ///< stream name inside the tenant, e.g. "directory"
-  uint64_t seq = 0;     ///< 1-based, gap-free within (tenant, stream)
-  int64_t time_us = 0;  ///< append time, microseconds since the Unix epoch
-  std::string type;     ///< dotted event type, e.g. "tenant.created"
-  std::string data;     ///< JSON object as text
+  std::string tenant;  ///< tenant id, or "_node" for node-level streams
+  std::string stream;  ///< stream name inside the tenant, e.g. "directory"
+  uint64_t seq = 0;    ///< 1-based, gap-free within (tenant, stream)
+  int64_t time_us = 0; ///< append time, microseconds since the Unix epoch
+  std::string type;    ///< dotted event type, e.g. "tenant.created"
+  std::string data;    ///< JSON object as text
 };
 
 /// Appends `events` to (tenant, stream) atomically, with the projection
@@ -103,13 +103,12 @@ typename Inspector::result_type inspect(Inspector& f, event_draft& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, event_record& x) {
-  return f(caf::meta::type_name("event_record"), x.tenant, x.stream, x.seq,
-           x.time_us, x.type, x.data);
+  return f(caf::meta::type_name("event_record"), x.tenant, x.stream, x.seq, x.time_us, x.type,
+           x.data);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, append_request& x) {
-  return f(caf::meta::type_name("append_request"), x.tenant, x.stream,
-           x.events, x.expected_next);
+  return f(caf::meta::type_name("append_request"), x.tenant, x.stream, x.events, x.expected_next);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, append_result& x) {
@@ -117,23 +116,20 @@ typename Inspector::result_type inspect(Inspector& f, append_result& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, stream_query& x) {
-  return f(caf::meta::type_name("stream_query"), x.tenant, x.stream,
-           x.from_seq, x.limit);
+  return f(caf::meta::type_name("stream_query"), x.tenant, x.stream, x.from_seq, x.limit);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, store_report& x) {
-  return f(caf::meta::type_name("store_report"), x.events, x.streams,
-           x.state_entries);
+  return f(caf::meta::type_name("store_report"), x.events, x.streams, x.state_entries);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, tenant_record& x) {
-  return f(caf::meta::type_name("tenant_record"), x.tenant_id, x.name,
-           x.created_us);
+  return f(caf::meta::type_name("tenant_record"), x.tenant_id, x.name, x.created_us);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, token_record& x) {
-  return f(caf::meta::type_name("token_record"), x.token_id, x.tenant_id,
-           x.label, x.created_us, x.revoked);
+  return f(caf::meta::type_name("token_record"), x.token_id, x.tenant_id, x.label, x.created_us,
+           x.revoked);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, issued_token& x) {
@@ -141,13 +137,11 @@ typename Inspector::result_type inspect(Inspector& f, issued_token& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, tenant_identity& x) {
-  return f(caf::meta::type_name("tenant_identity"), x.tenant_id,
-           x.tenant_name, x.token_id);
+  return f(caf::meta::type_name("tenant_identity"), x.tenant_id, x.tenant_name, x.token_id);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, pong_reply& x) {
-  return f(caf::meta::type_name("pong_reply"), x.node_id, x.version,
-           x.time_us);
+  return f(caf::meta::type_name("pong_reply"), x.node_id, x.version, x.time_us);
 }
 
 // Equality, for tests that compare round-tripped values.

@@ -23,10 +23,9 @@ bool get_string(const json& doc, const char* name, std::string& out) {
   return true;
 }
 
-std::string token_value(const std::string& label, const std::string& hash,
-                        int64_t created_us, bool revoked) {
-  return json{{"label", label}, {"hash", hash}, {"created_us", created_us},
-              {"revoked", revoked}}
+std::string token_value(const std::string& label, const std::string& hash, int64_t created_us,
+                        bool revoked) {
+  return json{{"label", label}, {"hash", hash}, {"created_us", created_us}, {"revoked", revoked}}
     .dump();
 }
 
@@ -50,8 +49,8 @@ status project(const event_record& ev, std::vector<state_write>& out) {
     std::string name;
     if (!get_string(doc, "name", name))
       return refuse("name missing");
-    out.push_back({tenant_key_prefix + tenant_id,
-                   json{{"name", name}, {"created_us", created_us}}.dump()});
+    out.push_back(
+      {tenant_key_prefix + tenant_id, json{{"name", name}, {"created_us", created_us}}.dump()});
     return status::ok();
   }
   std::string token_id, label, hash;
@@ -71,16 +70,19 @@ status project(const event_record& ev, std::vector<state_write>& out) {
 }
 
 std::string tenant_created(const tenant_record& tenant) {
-  return json{{"tenant_id", tenant.tenant_id}, {"name", tenant.name},
-              {"created_us", tenant.created_us}}
+  return json{
+    {"tenant_id", tenant.tenant_id}, {"name", tenant.name}, {"created_us", tenant.created_us}}
     .dump();
 }
 
 namespace {
 
 std::string token_event(const token_record& token, const std::string& hash) {
-  return json{{"tenant_id", token.tenant_id}, {"token_id", token.token_id},
-              {"label", token.label}, {"hash", hash}, {"created_us", token.created_us}}
+  return json{{"tenant_id", token.tenant_id},
+              {"token_id", token.token_id},
+              {"label", token.label},
+              {"hash", hash},
+              {"created_us", token.created_us}}
     .dump();
 }
 
@@ -110,12 +112,11 @@ result<tenant_record> decode_tenant(const std::string& key, const std::string& v
 result<stored_token> decode_token(const std::string& key, const std::string& value) {
   std::string prefix = token_key_prefix;
   auto doc = json::parse(value, nullptr, false);
-  auto rest = key.compare(0, prefix.size(), prefix) == 0 ? key.substr(prefix.size())
-                                                         : std::string{};
+  auto rest =
+    key.compare(0, prefix.size(), prefix) == 0 ? key.substr(prefix.size()) : std::string{};
   auto slash = rest.find('/');
-  if (slash == std::string::npos || doc.is_discarded() || !doc.is_object()
-      || !doc.contains("label") || !doc.contains("hash") || !doc.contains("created_us")
-      || !doc.contains("revoked"))
+  if (slash == std::string::npos || doc.is_discarded() || !doc.is_object() || !doc.contains("label")
+      || !doc.contains("hash") || !doc.contains("created_us") || !doc.contains("revoked"))
     return status::error(errc::corrupt_data, "malformed token projection entry");
   stored_token out;
   out.record.tenant_id = rest.substr(0, slash);

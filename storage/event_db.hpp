@@ -54,8 +54,7 @@ public:
   /// Errors: data_dir_locked (another process holds it), corrupt_data (an
   /// event that does not decode, a sequence gap, a projector refusing an
   /// event), storage_failure (anything else RocksDB reports).
-  static result<std::unique_ptr<event_db>> open(const std::string& dir,
-                                                event_db_options opts);
+  static result<std::unique_ptr<event_db>> open(const std::string& dir, event_db_options opts);
   ~event_db();
   event_db(const event_db&) = delete;
   event_db& operator=(const event_db&) = delete;
@@ -65,8 +64,8 @@ public:
   /// oversized or non-object data, sequence_conflict, projector refusal) gets
   /// its error and does not affect the others. If the write itself fails,
   /// every accepted request fails with storage_failure and nothing is applied.
-  std::vector<result<append_result>>
-  append_group(const std::vector<const append_request*>& group, int64_t now_us);
+  std::vector<result<append_result>> append_group(const std::vector<const append_request*>& group,
+                                                  int64_t now_us);
 
   /// Convenience for one request.
   result<append_result> append(const append_request& req, int64_t now_us);
@@ -75,8 +74,7 @@ public:
   result<std::vector<event_record>> read_stream(const stream_query& query) const;
 
   /// Events of one tenant across streams in key order, at most `limit`.
-  result<std::vector<event_record>> read_tenant(const std::string& tenant,
-                                                uint32_t limit) const;
+  result<std::vector<event_record>> read_tenant(const std::string& tenant, uint32_t limit) const;
 
   /// The next sequence number of (tenant, stream): 1 for an empty stream.
   result<uint64_t> next_seq(const std::string& tenant, const std::string& stream);
@@ -85,8 +83,8 @@ public:
   result<std::optional<std::string>> get_state(const std::string& key) const;
 
   /// Projection entries whose key starts with `prefix`, in key order.
-  result<std::vector<std::pair<std::string, std::string>>>
-  scan_state(const std::string& prefix, std::size_t limit) const;
+  result<std::vector<std::pair<std::string, std::string>>> scan_state(const std::string& prefix,
+                                                                      std::size_t limit) const;
 
   /// Sealed secrets (see storage/vault.hpp), keyed "<tenant>/<record id>".
   [[nodiscard]] status put_sealed(const std::string& tenant, const std::string& record_id,

@@ -83,7 +83,7 @@ result<vault> vault::create(std::string key_id, std::string_view key) {
 }
 
 vault::vault(vault&& other) noexcept
-  : active_(std::move(other.active_)), keys_(std::move(other.keys_)) {
+    : active_(std::move(other.active_)), keys_(std::move(other.keys_)) {
   other.keys_.clear();
   other.active_.clear();
 }
@@ -148,22 +148,25 @@ result<std::string> vault::seal(std::string_view tenant, std::string_view record
   out.resize(body_at + plaintext.size() + tag_bytes);
   int len = 0;
   int final_len = 0;
-  bool ok = ctx != nullptr
-            && EVP_EncryptInit_ex(ctx.get(), EVP_aes_256_gcm(), nullptr, nullptr, nullptr) == 1
-            && EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_IVLEN,
-                                   static_cast<int>(nonce_bytes), nullptr) == 1
-            && EVP_EncryptInit_ex(ctx.get(), nullptr, nullptr, bytes(key->second),
-                                  bytes(out, nonce_at)) == 1
-            && EVP_EncryptUpdate(ctx.get(), nullptr, &len, bytes(aad),
-                                 static_cast<int>(aad.size())) == 1;
+  bool ok =
+    ctx != nullptr
+    && EVP_EncryptInit_ex(ctx.get(), EVP_aes_256_gcm(), nullptr, nullptr, nullptr) == 1
+    && EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_IVLEN, static_cast<int>(nonce_bytes),
+                           nullptr)
+         == 1
+    && EVP_EncryptInit_ex(ctx.get(), nullptr, nullptr, bytes(key->second), bytes(out, nonce_at))
+         == 1
+    && EVP_EncryptUpdate(ctx.get(), nullptr, &len, bytes(aad), static_cast<int>(aad.size())) == 1;
   len = 0;
   if (ok && !plaintext.empty())
     ok = EVP_EncryptUpdate(ctx.get(), bytes(out, body_at), &len, bytes(plaintext),
-                           static_cast<int>(plaintext.size())) == 1;
+                           static_cast<int>(plaintext.size()))
+         == 1;
   ok = ok && EVP_EncryptFinal_ex(ctx.get(), bytes(out, body_at + len), &final_len) == 1
        && static_cast<std::size_t>(len + final_len) == plaintext.size()
        && EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_GET_TAG, static_cast<int>(tag_bytes),
-                              bytes(out, body_at + plaintext.size())) == 1;
+                              bytes(out, body_at + plaintext.size()))
+            == 1;
   if (!ok) {
     OPENSSL_cleanse(out.data(), out.size());
     return seal_failed();
@@ -196,24 +199,25 @@ result<std::string> vault::open(std::string_view tenant, std::string_view record
   std::string plaintext(body.size(), '\0');
   int len = 0;
   int final_len = 0;
-  bool ok = ctx != nullptr
-            && EVP_DecryptInit_ex(ctx.get(), EVP_aes_256_gcm(), nullptr, nullptr, nullptr) == 1
-            && EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_IVLEN,
-                                   static_cast<int>(nonce_bytes), nullptr) == 1
-            && EVP_DecryptInit_ex(ctx.get(), nullptr, nullptr, bytes(key->second),
-                                  bytes(nonce)) == 1
-            && EVP_DecryptUpdate(ctx.get(), nullptr, &len, bytes(aad),
-                                 static_cast<int>(aad.size())) == 1;
+  bool ok =
+    ctx != nullptr
+    && EVP_DecryptInit_ex(ctx.get(), EVP_aes_256_gcm(), nullptr, nullptr, nullptr) == 1
+    && EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_IVLEN, static_cast<int>(nonce_bytes),
+                           nullptr)
+         == 1
+    && EVP_DecryptInit_ex(ctx.get(), nullptr, nullptr, bytes(key->second), bytes(nonce)) == 1
+    && EVP_DecryptUpdate(ctx.get(), nullptr, &len, bytes(aad), static_cast<int>(aad.size())) == 1;
   len = 0;
   if (ok && !body.empty())
     ok = EVP_DecryptUpdate(ctx.get(), bytes(plaintext, 0), &len, bytes(body),
-                           static_cast<int>(body.size())) == 1;
-  ok = ok
-       && EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_TAG, static_cast<int>(tag_bytes), tag)
-            == 1
-       && EVP_DecryptFinal_ex(ctx.get(), bytes(plaintext, static_cast<std::size_t>(len)),
-                              &final_len) > 0
-       && static_cast<std::size_t>(len + final_len) == body.size();
+                           static_cast<int>(body.size()))
+         == 1;
+  ok =
+    ok
+    && EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_TAG, static_cast<int>(tag_bytes), tag) == 1
+    && EVP_DecryptFinal_ex(ctx.get(), bytes(plaintext, static_cast<std::size_t>(len)), &final_len)
+         > 0
+    && static_cast<std::size_t>(len + final_len) == body.size();
   if (!ok) {
     if (!plaintext.empty())
       OPENSSL_cleanse(plaintext.data(), plaintext.size());

@@ -41,15 +41,13 @@ public:
   /// Seals `plaintext` for (tenant, record_id) with the active key under a
   /// fresh random nonce, so sealing the same plaintext twice differs. Fails
   /// with internal if OpenSSL or the random generator fails.
-  [[nodiscard]] result<std::string> seal(std::string_view tenant,
-                                         std::string_view record_id,
+  [[nodiscard]] result<std::string> seal(std::string_view tenant, std::string_view record_id,
                                          std::string_view plaintext) const;
 
   /// Opens a sealed value. Any tampering, a transplant to another tenant or
   /// record, an unknown key id or a truncated value fails with
   /// vault_open_failed; the message never contains key or plaintext bytes.
-  [[nodiscard]] result<std::string> open(std::string_view tenant,
-                                         std::string_view record_id,
+  [[nodiscard]] result<std::string> open(std::string_view tenant, std::string_view record_id,
                                          std::string_view sealed) const;
 
   const std::string& active_key_id() const noexcept { return active_; }
@@ -59,7 +57,7 @@ private:
   void wipe_keys() noexcept;
 
   std::string active_;
-  std::map<std::string, std::string, std::less<>> keys_;  // wiped with OPENSSL_cleanse
+  std::map<std::string, std::string, std::less<>> keys_; // wiped with OPENSSL_cleanse
 };
 
 } // namespace voxos

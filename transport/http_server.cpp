@@ -29,8 +29,7 @@ constexpr time_t io_timeout_seconds = 30;
 /// `{"error":{"code":...,"message":...}}`; invalid UTF-8 in `message` is
 /// replaced rather than thrown on.
 std::string error_body(errc code, const std::string& message) {
-  nlohmann::json body = {
-    {"error", {{"code", std::string{to_string(code)}}, {"message", message}}}};
+  nlohmann::json body = {{"error", {{"code", std::string{to_string(code)}}, {"message", message}}}};
   return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -52,12 +51,11 @@ void refuse_and_close(httplib::Response& res, int http_status, errc code,
   auto body = std::make_shared<const std::string>(error_body(code, message));
   res.status = http_status;
   res.set_header("Connection", "close");
-  res.set_content_provider(
-    body->size(), "application/json",
-    [body](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
-      sink.write(body->data() + offset, length);
-      return false; // ends the keep-alive loop; the body is already out
-    });
+  res.set_content_provider(body->size(), "application/json",
+                           [body](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+                             sink.write(body->data() + offset, length);
+                             return false; // ends the keep-alive loop; the body is already out
+                           });
 }
 
 /// The parsed Content-Length, or nullopt if it is absent, repeated or not a
@@ -97,8 +95,7 @@ bool refuse_unsafe_framing(const httplib::Request& req, httplib::Response& res) 
   if (!req.has_header("Content-Length")) {
     if (!requires_body_framing(req))
       return false;
-    refuse_and_close(res, 411, errc::body_too_large,
-                     "request bodies need a Content-Length header");
+    refuse_and_close(res, 411, errc::body_too_large, "request bodies need a Content-Length header");
     return true;
   }
   auto length = content_length_of(req);
@@ -118,21 +115,32 @@ std::string too_large_message(std::size_t max_body_bytes) {
 }
 
 /// The JSON error for a status httplib (or a handler) set without a body.
-std::pair<errc, std::string> error_for_status(int http_status,
-                                              std::size_t max_body_bytes) {
+std::pair<errc, std::string> error_for_status(int http_status, std::size_t max_body_bytes) {
   switch (http_status) {
-    case 400: return {errc::bad_json, "malformed request"};
-    case 401: return {errc::unauthorized, "authentication required"};
-    case 403: return {errc::forbidden, "forbidden"};
-    case 404: return {errc::not_found, "no such route"};
-    case 405: return {errc::method_not_allowed, "method not allowed"};
-    case 409: return {errc::conflict, "conflict"};
-    case 413: return {errc::body_too_large, too_large_message(max_body_bytes)};
-    case 414: return {errc::out_of_range, "request target too long"};
-    case 415: return {errc::unsupported_media_type, "unsupported media type"};
-    case 416: return {errc::out_of_range, "requested range not satisfiable"};
-    case 503: return {errc::unavailable, "service unavailable"};
-    default: return {errc::internal, "internal error"};
+  case 400:
+    return {errc::bad_json, "malformed request"};
+  case 401:
+    return {errc::unauthorized, "authentication required"};
+  case 403:
+    return {errc::forbidden, "forbidden"};
+  case 404:
+    return {errc::not_found, "no such route"};
+  case 405:
+    return {errc::method_not_allowed, "method not allowed"};
+  case 409:
+    return {errc::conflict, "conflict"};
+  case 413:
+    return {errc::body_too_large, too_large_message(max_body_bytes)};
+  case 414:
+    return {errc::out_of_range, "request target too long"};
+  case 415:
+    return {errc::unsupported_media_type, "unsupported media type"};
+  case 416:
+    return {errc::out_of_range, "requested range not satisfiable"};
+  case 503:
+    return {errc::unavailable, "service unavailable"};
+  default:
+    return {errc::internal, "internal error"};
   }
 }
 
@@ -172,30 +180,36 @@ std::string exception_type_of(std::exception_ptr ep) {
 
 int http_status_of(errc code) noexcept {
   switch (code) {
-    case errc::bad_json:
-    case errc::unknown_field:
-    case errc::wrong_type:
-    case errc::missing_field:
-    case errc::out_of_range:
-      return 400;
-    case errc::unauthorized: return 401;
-    case errc::forbidden: return 403;
-    case errc::not_found: return 404;
-    case errc::method_not_allowed: return 405;
-    case errc::conflict:
-    case errc::sequence_conflict:
-      return 409;
-    case errc::body_too_large: return 413;
-    case errc::unsupported_media_type: return 415;
-    case errc::data_dir_locked:
-    case errc::storage_failure:
-    case errc::unavailable:
-      return 503;
-    case errc::corrupt_data:
-    case errc::vault_open_failed:
-    case errc::config_invalid:
-    case errc::internal:
-      return 500;
+  case errc::bad_json:
+  case errc::unknown_field:
+  case errc::wrong_type:
+  case errc::missing_field:
+  case errc::out_of_range:
+    return 400;
+  case errc::unauthorized:
+    return 401;
+  case errc::forbidden:
+    return 403;
+  case errc::not_found:
+    return 404;
+  case errc::method_not_allowed:
+    return 405;
+  case errc::conflict:
+  case errc::sequence_conflict:
+    return 409;
+  case errc::body_too_large:
+    return 413;
+  case errc::unsupported_media_type:
+    return 415;
+  case errc::data_dir_locked:
+  case errc::storage_failure:
+  case errc::unavailable:
+    return 503;
+  case errc::corrupt_data:
+  case errc::vault_open_failed:
+  case errc::config_invalid:
+  case errc::internal:
+    return 500;
   }
   return 500;
 }
@@ -206,7 +220,7 @@ void write_error(httplib::Response& res, errc code, const std::string& message) 
 }
 
 http_server::http_server(options opts)
-  : opts_(std::move(opts)), server_(std::make_unique<httplib::Server>()) {
+    : opts_(std::move(opts)), server_(std::make_unique<httplib::Server>()) {
   auto& srv = *server_;
   const auto max_body_bytes = opts_.max_body_bytes;
 
@@ -244,7 +258,7 @@ http_server::http_server(options opts)
     });
   srv.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
     return refuse_unsafe_framing(req, res) ? httplib::Server::HandlerResponse::Handled
-                                              : httplib::Server::HandlerResponse::Unhandled;
+                                           : httplib::Server::HandlerResponse::Unhandled;
   });
 
   // Uniform JSON errors: httplib calls this for every status >= 400. A body
@@ -262,9 +276,8 @@ http_server::http_server(options opts)
   // what(), no partial response the handler had built).
   srv.set_exception_handler(
     [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
-      log::error(log_component, "handler for " + loggable(req.method) + " "
-                                  + loggable(req.path) + " threw "
-                                  + exception_type_of(ep) + " (text withheld)");
+      log::error(log_component, "handler for " + loggable(req.method) + " " + loggable(req.path)
+                                  + " threw " + exception_type_of(ep) + " (text withheld)");
       httplib::Response fresh;
       fresh.version = res.version;
       res = std::move(fresh);
@@ -301,8 +314,8 @@ result<uint16_t> http_server::start() {
     std::this_thread::yield();
   if (finished->load()) {
     listener_.join();
-    return status::error(errc::unavailable, "cannot accept on " + opts_.bind + ":"
-                                              + std::to_string(port));
+    return status::error(errc::unavailable,
+                         "cannot accept on " + opts_.bind + ":" + std::to_string(port));
   }
   return static_cast<uint16_t>(port);
 }

@@ -40,7 +40,7 @@ public:
   };
 
   explicit http_server(options opts);
-  ~http_server();  // stops
+  ~http_server(); // stops
   http_server(const http_server&) = delete;
   http_server& operator=(const http_server&) = delete;
 

@@ -42,18 +42,21 @@ bool nests_deeper_than(std::string_view text, std::size_t limit) {
       continue;
     }
     switch (ch) {
-      case '"': in_string = true; break;
-      case '[':
-      case '{':
-        if (++depth > limit)
-          return true;
-        break;
-      case ']':
-      case '}':
-        if (depth > 0)
-          --depth;
-        break;
-      default: break;
+    case '"':
+      in_string = true;
+      break;
+    case '[':
+    case '{':
+      if (++depth > limit)
+        return true;
+      break;
+    case ']':
+    case '}':
+      if (depth > 0)
+        --depth;
+      break;
+    default:
+      break;
     }
   }
   return false;
@@ -104,22 +107,32 @@ bool has_control_characters(const std::string& text) {
 
 bool has_kind(const nlohmann::json& value, json_kind kind) {
   switch (kind) {
-    case json_kind::string: return value.is_string();
-    case json_kind::integer: return value.is_number_integer();
-    case json_kind::boolean: return value.is_boolean();
-    case json_kind::object: return value.is_object();
-    case json_kind::array: return value.is_array();
+  case json_kind::string:
+    return value.is_string();
+  case json_kind::integer:
+    return value.is_number_integer();
+  case json_kind::boolean:
+    return value.is_boolean();
+  case json_kind::object:
+    return value.is_object();
+  case json_kind::array:
+    return value.is_array();
   }
   return false;
 }
 
 const char* describe(json_kind kind) {
   switch (kind) {
-    case json_kind::string: return "a string";
-    case json_kind::integer: return "an integer";
-    case json_kind::boolean: return "a boolean";
-    case json_kind::object: return "an object";
-    case json_kind::array: return "an array";
+  case json_kind::string:
+    return "a string";
+  case json_kind::integer:
+    return "an integer";
+  case json_kind::boolean:
+    return "a boolean";
+  case json_kind::object:
+    return "an object";
+  case json_kind::array:
+    return "an array";
   }
   return "a value";
 }
@@ -155,17 +168,20 @@ status parse_strict(std::string_view body, nlohmann::json& out) {
   auto on_event = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
     using event_t = nlohmann::json::parse_event_t;
     switch (event) {
-      case event_t::object_start: open_objects.emplace_back(); break;
-      case event_t::object_end:
-        if (!open_objects.empty())
-          open_objects.pop_back();
-        break;
-      case event_t::key:
-        if (!open_objects.empty() && !duplicate
-            && !open_objects.back().insert(parsed.get<std::string>()).second)
-          duplicate = parsed.get<std::string>();
-        break;
-      default: break;
+    case event_t::object_start:
+      open_objects.emplace_back();
+      break;
+    case event_t::object_end:
+      if (!open_objects.empty())
+        open_objects.pop_back();
+      break;
+    case event_t::key:
+      if (!open_objects.empty() && !duplicate
+          && !open_objects.back().insert(parsed.get<std::string>()).second)
+        duplicate = parsed.get<std::string>();
+      break;
+    default:
+      break;
     }
     return true;
   };

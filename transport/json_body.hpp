@@ -20,7 +20,7 @@ struct field_spec {
   std::string name;
   json_kind kind;
   bool required = false;
-  std::size_t max_length = 1024;  ///< for strings (bytes) and arrays (elements)
+  std::size_t max_length = 1024; ///< for strings (bytes) and arrays (elements)
 };
 
 /// Parses `body` as one JSON object with exactly the declared fields.

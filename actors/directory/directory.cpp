@@ -38,8 +38,7 @@ struct directory_state {
 using self_pointer = directory_actor::stateful_pointer<directory_state>;
 
 // Names and labels: bounded, printable (no control characters).
-std::optional<caf::error> check_text(const std::string& text, const char* field,
-                                     bool allow_empty) {
+std::optional<caf::error> check_text(const std::string& text, const char* field, bool allow_empty) {
   if (text.empty() && !allow_empty)
     return make_error(errc::missing_field, std::string{field} + ": must not be empty");
   if (text.size() > max_name_bytes)
@@ -78,8 +77,7 @@ directory_actor::behavior_type directory_behavior(self_pointer self, event_store
       auto promise = self->make_response_promise<tenant_record>();
       self
         ->request(self->state.store, store_timeout, append_atom::value,
-                  directory_append("tenant.created",
-                                   directory::tenant_created(tenant)))
+                  directory_append("tenant.created", directory::tenant_created(tenant)))
         .then(
           [self, promise, tenant](const append_result&) mutable {
             self->state.index->put_tenant(tenant);
@@ -106,8 +104,8 @@ directory_actor::behavior_type directory_behavior(self_pointer self, event_store
       if (auto err = check_text(label, "label", true))
         return std::move(*err);
       issued_token issued;
-      issued.record = token_record{"tok_" + digest::random_hex(8), tenant_id, std::move(label),
-                                   now_us(), false};
+      issued.record =
+        token_record{"tok_" + digest::random_hex(8), tenant_id, std::move(label), now_us(), false};
       issued.secret = digest::random_token("vxt_", 32);
       auto hash = digest::sha256_hex(issued.secret);
       auto promise = self->make_response_promise<issued_token>();

@@ -62,17 +62,18 @@ void send_error(httplib::Response& res, const caf::error& err) {
   }
   auto code = code_of(err);
   switch (code) {
-    case errc::storage_failure:
-    case errc::corrupt_data:
-    case errc::vault_open_failed:
-    case errc::config_invalid:
-    case errc::internal:
-      log::error("http_api", message_of(err));
-      write_error(res, code, code == errc::storage_failure ? "the event store is unavailable"
-                                                           : "internal error");
-      return;
-    default:
-      write_error(res, code, message_of(err));
+  case errc::storage_failure:
+  case errc::corrupt_data:
+  case errc::vault_open_failed:
+  case errc::config_invalid:
+  case errc::internal:
+    log::error("http_api", message_of(err));
+    write_error(res, code,
+                code == errc::storage_failure ? "the event store is unavailable"
+                                              : "internal error");
+    return;
+  default:
+    write_error(res, code, message_of(err));
   }
 }
 
@@ -81,8 +82,11 @@ json to_json(const tenant_record& x) {
 }
 
 json to_json(const token_record& x) {
-  return {{"token_id", x.token_id}, {"tenant_id", x.tenant_id}, {"label", x.label},
-          {"created_us", x.created_us}, {"revoked", x.revoked}};
+  return {{"token_id", x.token_id},
+          {"tenant_id", x.tenant_id},
+          {"label", x.label},
+          {"created_us", x.created_us},
+          {"revoked", x.revoked}};
 }
 
 template <class T>
@@ -140,7 +144,8 @@ public:
   httplib::Server::Handler admin(F fn) {
     return [this, fn](const httplib::Request& req, httplib::Response& res) {
       auto token = bearer_token(req);
-      if (!token || !digest::constant_time_equal(digest::sha256_hex(*token), ctx_.admin_token_hash)) {
+      if (!token
+          || !digest::constant_time_equal(digest::sha256_hex(*token), ctx_.admin_token_hash)) {
         write_error(res, errc::unauthorized, "an admin token is required");
         return;
       }
@@ -158,8 +163,8 @@ public:
         write_error(res, errc::unauthorized, "a tenant token is required");
         return;
       }
-      auto [identity, err] = ask<tenant_identity>(*ctx_.sys, ctx_.directory, auth_atom::value,
-                                                  *token);
+      auto [identity, err] =
+        ask<tenant_identity>(*ctx_.sys, ctx_.directory, auth_atom::value, *token);
       if (!identity) {
         send_error(res, err);
         return;
@@ -179,8 +184,9 @@ public:
       auto body = to_json(value->record);
       body["token"] = value->secret;
       send_json(res, status_code, body);
-    } else if constexpr (std::is_same_v<T, std::vector<tenant_record>>
-                         || std::is_same_v<T, std::vector<token_record>>) {
+    } else if constexpr (std::is_same_v<
+                           T, std::vector<
+                                tenant_record>> || std::is_same_v<T, std::vector<token_record>>) {
       send_json(res, status_code, to_json_array(*value));
     } else {
       send_json(res, status_code, to_json(*value));
@@ -208,34 +214,38 @@ void http_api::routes::install(httplib::Server& srv) {
 
   // -- operators -----------------------------------------------------------
   srv.Get("/metrics", admin([&ctx](const httplib::Request&, httplib::Response& res) {
-    res.set_content(ctx.metrics->prometheus(static_cast<int64_t>(ctx.sys->registry().running())),
-                    "text/plain; version=0.0.4");
-  }));
+            res.set_content(
+              ctx.metrics->prometheus(static_cast<int64_t>(ctx.sys->registry().running())),
+              "text/plain; version=0.0.4");
+          }));
   srv.Get("/v1/admin/status", admin([&ctx](const httplib::Request&, httplib::Response& res) {
-    auto body = ctx.node_info();
-    body["metrics"] = ctx.metrics->snapshot(static_cast<int64_t>(ctx.sys->registry().running()));
-    send_json(res, 200, body);
-  }));
+            auto body = ctx.node_info();
+            body["metrics"] =
+              ctx.metrics->snapshot(static_cast<int64_t>(ctx.sys->registry().running()));
+            send_json(res, 200, body);
+          }));
   srv.Get("/v1/admin/store/verify", admin([&ctx](const httplib::Request&, httplib::Response& res) {
-    auto [report, err] = ask<store_report>(*ctx.sys, ctx.store, verify_atom::value);
-    if (!report) {
-      send_error(res, err);
-      return;
-    }
-    send_json(res, 200, {{"events", report->events}, {"streams", report->streams},
-                         {"state_entries", report->state_entries}});
-  }));
+            auto [report, err] = ask<store_report>(*ctx.sys, ctx.store, verify_atom::value);
+            if (!report) {
+              send_error(res, err);
+              return;
+            }
+            send_json(res, 200,
+                      {{"events", report->events},
+                       {"streams", report->streams},
+                       {"state_entries", report->state_entries}});
+          }));
   srv.Get("/v1/admin/tenants", admin([this](const httplib::Request&, httplib::Response& res) {
-    answer<std::vector<tenant_record>>(res, 200, ctx_.directory, list_atom::value,
-                                       tenant_atom::value);
-  }));
+            answer<std::vector<tenant_record>>(res, 200, ctx_.directory, list_atom::value,
+                                               tenant_atom::value);
+          }));
   srv.Post("/v1/admin/tenants", admin([this](const httplib::Request& req, httplib::Response& res) {
-    auto body = read_body(req, res, {{"name", json_kind::string, true, 200}});
-    if (!body)
-      return;
-    answer<tenant_record>(res, 201, ctx_.directory, create_atom::value, tenant_atom::value,
-                          string_field(*body, "name"));
-  }));
+             auto body = read_body(req, res, {{"name", json_kind::string, true, 200}});
+             if (!body)
+               return;
+             answer<tenant_record>(res, 201, ctx_.directory, create_atom::value, tenant_atom::value,
+                                   string_field(*body, "name"));
+           }));
   srv.Get(R"(/v1/admin/tenants/([a-z0-9_-]{1,64}))",
           admin([this](const httplib::Request& req, httplib::Response& res) {
             answer<tenant_record>(res, 200, ctx_.directory, tenant_atom::value,
@@ -256,53 +266,52 @@ void http_api::routes::install(httplib::Server& srv) {
            }));
   srv.Delete(R"(/v1/admin/tenants/([a-z0-9_-]{1,64})/tokens/([a-z0-9_-]{1,64}))",
              admin([this](const httplib::Request& req, httplib::Response& res) {
-               answer<token_record>(res, 200, ctx_.directory, revoke_atom::value,
-                                    token_atom::value, std::string{req.matches[1]},
-                                    std::string{req.matches[2]});
+               answer<token_record>(res, 200, ctx_.directory, revoke_atom::value, token_atom::value,
+                                    std::string{req.matches[1]}, std::string{req.matches[2]});
              }));
 
   // -- tenants ----------------------------------------------------------------
-  srv.Get("/v1/whoami", tenant([](const httplib::Request&, httplib::Response& res,
-                                  const tenant_identity& who) {
-    send_json(res, 200, {{"tenant_id", who.tenant_id}, {"tenant_name", who.tenant_name},
-                         {"token_id", who.token_id}});
-  }));
+  srv.Get("/v1/whoami",
+          tenant([](const httplib::Request&, httplib::Response& res, const tenant_identity& who) {
+            send_json(res, 200,
+                      {{"tenant_id", who.tenant_id},
+                       {"tenant_name", who.tenant_name},
+                       {"token_id", who.token_id}});
+          }));
   srv.Get("/v1/tokens", tenant([this](const httplib::Request&, httplib::Response& res,
                                       const tenant_identity& who) {
-    answer<std::vector<token_record>>(res, 200, ctx_.directory, list_atom::value,
-                                      token_atom::value, who.tenant_id);
-  }));
+            answer<std::vector<token_record>>(res, 200, ctx_.directory, list_atom::value,
+                                              token_atom::value, who.tenant_id);
+          }));
   srv.Post("/v1/tokens", tenant([this](const httplib::Request& req, httplib::Response& res,
                                        const tenant_identity& who) {
-    auto body = read_body(req, res, {{"label", json_kind::string, false, 200}});
-    if (!body)
-      return;
-    answer<issued_token>(res, 201, ctx_.directory, create_atom::value, token_atom::value,
-                         who.tenant_id, string_field(*body, "label"));
-  }));
-  srv.Delete(R"(/v1/tokens/([a-z0-9_-]{1,64}))",
-             tenant([this](const httplib::Request& req, httplib::Response& res,
-                           const tenant_identity& who) {
-               answer<token_record>(res, 200, ctx_.directory, revoke_atom::value,
-                                    token_atom::value, who.tenant_id,
-                                    std::string{req.matches[1]});
-             }));
+             auto body = read_body(req, res, {{"label", json_kind::string, false, 200}});
+             if (!body)
+               return;
+             answer<issued_token>(res, 201, ctx_.directory, create_atom::value, token_atom::value,
+                                  who.tenant_id, string_field(*body, "label"));
+           }));
+  srv.Delete(
+    R"(/v1/tokens/([a-z0-9_-]{1,64}))",
+    tenant([this](const httplib::Request& req, httplib::Response& res, const tenant_identity& who) {
+      answer<token_record>(res, 200, ctx_.directory, revoke_atom::value, token_atom::value,
+                           who.tenant_id, std::string{req.matches[1]});
+    }));
 }
 
-http_api::http_api(http_api_context ctx) : routes_(std::make_unique<routes>(std::move(ctx))) {
-}
+http_api::http_api(http_api_context ctx) : routes_(std::make_unique<routes>(std::move(ctx))) {}
 
 http_api::~http_api() = default;
 
 void http_api::install(http_server& server) {
   auto& srv = server.routes();
   routes_->install(srv);
-  srv.set_logger([metrics = routes_->metrics()](const httplib::Request&,
-                                                const httplib::Response& res) {
-    metrics->http_requests.fetch_add(1, std::memory_order_relaxed);
-    if (res.status >= 400)
-      metrics->http_errors.fetch_add(1, std::memory_order_relaxed);
-  });
+  srv.set_logger(
+    [metrics = routes_->metrics()](const httplib::Request&, const httplib::Response& res) {
+      metrics->http_requests.fetch_add(1, std::memory_order_relaxed);
+      if (res.status >= 400)
+        metrics->http_errors.fetch_add(1, std::memory_order_relaxed);
+    });
 }
 
 } // namespace voxos

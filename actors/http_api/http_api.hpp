@@ -26,7 +26,7 @@ struct http_api_context {
   directory_actor directory;
   event_store_actor store;
   node_metrics* metrics = nullptr;
-  std::string admin_token_hash;             ///< SHA-256 hex of the admin token
+  std::string admin_token_hash;              ///< SHA-256 hex of the admin token
   std::function<nlohmann::json()> node_info; ///< node id, version, ports, data dir
 };
 

@@ -82,8 +82,7 @@ void latency_histogram::render(std::string& out, const std::string& name) const 
   out += name + "_count " + std::to_string(count()) + "\n";
 }
 
-node_metrics::node_metrics() : started_us_(now_us()) {
-}
+node_metrics::node_metrics() : started_us_(now_us()) {}
 
 actor_counters& node_metrics::actor(const std::string& kind) {
   std::lock_guard<std::mutex> guard{kinds_mutex_};
@@ -102,27 +101,40 @@ std::string node_metrics::prometheus(int64_t running_actors) const {
     std::lock_guard<std::mutex> guard{kinds_mutex_};
     header(out, "voxos_actors_running", "gauge", "Actors running, by kind.");
     for (auto& [kind, c] : kinds_)
-      out += "voxos_actors_running{kind=\"" + kind + "\"} " + std::to_string(c->running.load()) + "\n";
+      out +=
+        "voxos_actors_running{kind=\"" + kind + "\"} " + std::to_string(c->running.load()) + "\n";
     header(out, "voxos_actor_messages_total", "counter", "Messages handled, by actor kind.");
     for (auto& [kind, c] : kinds_)
-      out += "voxos_actor_messages_total{kind=\"" + kind + "\"} " + std::to_string(c->messages.load()) + "\n";
-    header(out, "voxos_actor_mailbox_depth", "gauge", "Mailbox depth last sampled inside the actor, by kind.");
+      out += "voxos_actor_messages_total{kind=\"" + kind + "\"} "
+             + std::to_string(c->messages.load()) + "\n";
+    header(out, "voxos_actor_mailbox_depth", "gauge",
+           "Mailbox depth last sampled inside the actor, by kind.");
     for (auto& [kind, c] : kinds_)
-      out += "voxos_actor_mailbox_depth{kind=\"" + kind + "\"} " + std::to_string(c->mailbox_depth.load()) + "\n";
-    header(out, "voxos_actor_mailbox_depth_max", "gauge", "Highest mailbox depth sampled, by kind.");
+      out += "voxos_actor_mailbox_depth{kind=\"" + kind + "\"} "
+             + std::to_string(c->mailbox_depth.load()) + "\n";
+    header(out, "voxos_actor_mailbox_depth_max", "gauge",
+           "Highest mailbox depth sampled, by kind.");
     for (auto& [kind, c] : kinds_)
-      out += "voxos_actor_mailbox_depth_max{kind=\"" + kind + "\"} " + std::to_string(c->mailbox_depth_max.load()) + "\n";
+      out += "voxos_actor_mailbox_depth_max{kind=\"" + kind + "\"} "
+             + std::to_string(c->mailbox_depth_max.load()) + "\n";
   }
-  counter(out, "voxos_event_store_appended_events_total", "Events durably appended.", appended_events.load());
-  counter(out, "voxos_event_store_append_requests_total", "Append requests received.", append_requests.load());
-  counter(out, "voxos_event_store_append_failures_total", "Append requests refused or failed.", append_failures.load());
-  counter(out, "voxos_event_store_write_batches_total", "RocksDB write batches (one WAL sync each).", write_batches.load());
-  header(out, "voxos_event_store_sync_seconds", "histogram", "Duration of one batched RocksDB write with WAL sync.");
+  counter(out, "voxos_event_store_appended_events_total", "Events durably appended.",
+          appended_events.load());
+  counter(out, "voxos_event_store_append_requests_total", "Append requests received.",
+          append_requests.load());
+  counter(out, "voxos_event_store_append_failures_total", "Append requests refused or failed.",
+          append_failures.load());
+  counter(out, "voxos_event_store_write_batches_total",
+          "RocksDB write batches (one WAL sync each).", write_batches.load());
+  header(out, "voxos_event_store_sync_seconds", "histogram",
+         "Duration of one batched RocksDB write with WAL sync.");
   sync_latency.render(out, "voxos_event_store_sync_seconds");
-  header(out, "voxos_event_store_append_seconds", "histogram", "Append request arrival to acknowledgement.");
+  header(out, "voxos_event_store_append_seconds", "histogram",
+         "Append request arrival to acknowledgement.");
   append_latency.render(out, "voxos_event_store_append_seconds");
   counter(out, "voxos_http_requests_total", "HTTP API requests answered.", http_requests.load());
-  counter(out, "voxos_http_errors_total", "HTTP API responses with status >= 400.", http_errors.load());
+  counter(out, "voxos_http_errors_total", "HTTP API responses with status >= 400.",
+          http_errors.load());
   header(out, "voxos_uptime_seconds", "gauge", "Seconds since the node started.");
   out += "voxos_uptime_seconds " + seconds(static_cast<uint64_t>(now_us() - started_us_)) + "\n";
   return out;
@@ -152,9 +164,7 @@ nlohmann::json node_metrics::snapshot(int64_t running_actors) const {
       {"write_batches", write_batches.load()},
       {"sync_mean_us", mean(sync_latency)},
       {"append_mean_us", mean(append_latency)}}},
-    {"http",
-     {{"requests", http_requests.load()},
-      {"errors", http_errors.load()}}},
+    {"http", {{"requests", http_requests.load()}, {"errors", http_errors.load()}}},
   };
 }
 

@@ -22,8 +22,8 @@ namespace voxos {
 struct actor_counters {
   std::atomic<int64_t> running{0};
   std::atomic<uint64_t> messages{0};
-  std::atomic<uint64_t> mailbox_depth{0};      ///< last sampled
-  std::atomic<uint64_t> mailbox_depth_max{0};  ///< highest sampled
+  std::atomic<uint64_t> mailbox_depth{0};     ///< last sampled
+  std::atomic<uint64_t> mailbox_depth_max{0}; ///< highest sampled
 
   /// Called by the actor inside each handler with its own mailbox size.
   void on_message(uint64_t depth) noexcept;
@@ -32,8 +32,8 @@ struct actor_counters {
 /// A latency histogram with fixed microsecond buckets.
 class latency_histogram {
 public:
-  static constexpr std::array<uint64_t, 12> bounds_us{
-    50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 1000000};
+  static constexpr std::array<uint64_t, 12> bounds_us{50,   100,   250,   500,   1000,   2500,
+                                                      5000, 10000, 25000, 50000, 100000, 1000000};
 
   void observe(uint64_t micros) noexcept;
   uint64_t count() const noexcept { return count_.load(std::memory_order_relaxed); }
@@ -60,12 +60,12 @@ public:
   std::atomic<uint64_t> append_requests{0};
   std::atomic<uint64_t> append_failures{0};
   std::atomic<uint64_t> write_batches{0};
-  latency_histogram sync_latency;     ///< one RocksDB write (with WAL sync) per batch
-  latency_histogram append_latency;   ///< request arrival to acknowledgement
+  latency_histogram sync_latency;   ///< one RocksDB write (with WAL sync) per batch
+  latency_histogram append_latency; ///< request arrival to acknowledgement
 
   // -- HTTP API ------------------------------------------------------------
   std::atomic<uint64_t> http_requests{0};
-  std::atomic<uint64_t> http_errors{0};  ///< responses with status >= 400
+  std::atomic<uint64_t> http_errors{0}; ///< responses with status >= 400
 
   /// Prometheus text exposition (version 0.0.4). `running_actors` is the
   /// actor system's registry count, sampled by the caller.
@@ -89,9 +89,7 @@ public:
   explicit running_guard(actor_counters& counters) noexcept : counters_(&counters) {
     counters_->running.fetch_add(1, std::memory_order_relaxed);
   }
-  ~running_guard() {
-    counters_->running.fetch_sub(1, std::memory_order_relaxed);
-  }
+  ~running_guard() { counters_->running.fetch_sub(1, std::memory_order_relaxed); }
   running_guard(const running_guard&) = delete;
   running_guard& operator=(const running_guard&) = delete;
 

@@ -17,8 +17,8 @@
 #include "messages/register.hpp"
 #include "storage/digest.hpp"
 #include "storage/directory_projection.hpp"
-#include "storage/keys.hpp"
 #include "storage/event_db.hpp"
+#include "storage/keys.hpp"
 #include "storage/vault.hpp"
 #include "transport/http_server.hpp"
 
@@ -80,7 +80,7 @@ struct node::impl {
   run_host_actor run_host;
   std::unique_ptr<http_api> api;
   std::unique_ptr<http_server> server;
-  std::shared_ptr<const vault> secrets_vault;  // for the actors that hold credentials
+  std::shared_ptr<const vault> secrets_vault; // for the actors that hold credentials
   uint16_t http_port = 0;
   uint16_t caf_port = 0;
   bool stopped = false;
@@ -97,8 +97,7 @@ struct node::impl {
       if (caf_port != 0)
         sys->middleman().unpublish(run_host, caf_port);
       for (auto hdl : {caf::actor_cast<caf::actor>(run_host),
-                       caf::actor_cast<caf::actor>(directory),
-                       caf::actor_cast<caf::actor>(store)})
+                       caf::actor_cast<caf::actor>(directory), caf::actor_cast<caf::actor>(store)})
         if (hdl)
           caf::anon_send_exit(hdl, caf::exit_reason::user_shutdown);
     }
@@ -112,8 +111,7 @@ struct node::impl {
   }
 };
 
-node::node(std::unique_ptr<impl> state) : impl_(std::move(state)) {
-}
+node::node(std::unique_ptr<impl> state) : impl_(std::move(state)) {}
 
 node::~node() {
   stop();
@@ -164,8 +162,8 @@ result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_sec
   auto& sys = *state->sys;
   event_store_options store_opts;
   store_opts.max_batch_requests = cfg.event_store.max_batch_events;
-  state->store = spawn_event_store(sys, std::shared_ptr<event_db>(std::move(*db)),
-                                   state->metrics, store_opts);
+  state->store =
+    spawn_event_store(sys, std::shared_ptr<event_db>(std::move(*db)), state->metrics, store_opts);
   state->directory = spawn_directory(sys, state->store, std::move(*index), state->metrics);
   state->run_host = spawn_run_host(sys, state->directory, state->node_id, state->metrics);
 

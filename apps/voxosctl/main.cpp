@@ -147,7 +147,8 @@ int cmd_status(const options& opts) {
               static_cast<long long>(m.value("uptime_s", int64_t{0})));
   std::printf("  HTTP port %d   CAF port %d   data %s\n", doc.value("http_port", 0),
               doc.value("caf_port", 0), doc.value("data_dir", "?").c_str());
-  std::printf("\nactors running: %lld\n", static_cast<long long>(m.value("actors_running", int64_t{0})));
+  std::printf("\nactors running: %lld\n",
+              static_cast<long long>(m.value("actors_running", int64_t{0})));
   std::printf("  %-14s %8s %12s %10s %10s\n", "kind", "running", "messages", "mailbox", "max");
   for (auto& [kind, c] : m["actors"].items())
     std::printf("  %-14s %8lld %12llu %10llu %10llu\n", kind.c_str(),
@@ -223,8 +224,8 @@ int cmd_whoami(const options& opts) {
     self->request(host, std::chrono::seconds(10), voxos::whoami_atom::value, std::string{token})
       .receive(
         [&](const voxos::tenant_identity& who) {
-          std::printf("tenant %s (%s), token %s\n", who.tenant_id.c_str(),
-                      who.tenant_name.c_str(), who.token_id.c_str());
+          std::printf("tenant %s (%s), token %s\n", who.tenant_id.c_str(), who.tenant_name.c_str(),
+                      who.token_id.c_str());
         },
         [&](caf::error& err) {
           code = fail(std::string{voxos::to_string(voxos::code_of(err))} + ": "
@@ -235,12 +236,11 @@ int cmd_whoami(const options& opts) {
 }
 
 int usage() {
-  std::fprintf(stderr,
-               "usage: voxosctl [--data-dir DIR] [--url URL] [--caf HOST:PORT] COMMAND\n"
-               "commands: status | metrics | ping | verify | whoami\n"
-               "          tenants list | tenants create NAME\n"
-               "          tokens list TENANT_ID | tokens issue TENANT_ID [LABEL]\n"
-               "          tokens revoke TENANT_ID TOKEN_ID\n");
+  std::fprintf(stderr, "usage: voxosctl [--data-dir DIR] [--url URL] [--caf HOST:PORT] COMMAND\n"
+                       "commands: status | metrics | ping | verify | whoami\n"
+                       "          tenants list | tenants create NAME\n"
+                       "          tokens list TENANT_ID | tokens issue TENANT_ID [LABEL]\n"
+                       "          tokens revoke TENANT_ID TOKEN_ID\n");
   return 2;
 }
 

@@ -89,8 +89,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (secrets->generated)
-    voxos::log::warn("voxosd", "generated node secrets into " + cfg->data_dir
-                                 + "/secrets.json (mode 0600): embedded profile only, keep it private");
+    voxos::log::warn("voxosd",
+                     "generated node secrets into " + cfg->data_dir
+                       + "/secrets.json (mode 0600): embedded profile only, keep it private");
 
   // Block the stop signals before any thread starts, so sigwait below gets them.
   sigset_t stop_signals;

@@ -70,7 +70,8 @@ TEST_CASE("a body that names a tenant is refused and changes nothing") {
   CHECK(reply.status == 400);
   CHECK(error_code(reply) == "unknown_field");
   CHECK(node.stored_events() == before);
-  CHECK(node.call("GET", "/v1/admin/tenants/" + tenant_b + "/tokens", admin_token).body.size() == 1);
+  CHECK(node.call("GET", "/v1/admin/tenants/" + tenant_b + "/tokens", admin_token).body.size()
+        == 1);
 }
 
 TEST_CASE("a tenant cannot revoke another tenant's token") {
@@ -123,10 +124,12 @@ TEST_CASE("malformed tenant bodies get specific errors and store nothing") {
     {R"({"name":42})", "application/json", 400, "wrong_type"},
     {R"({})", "application/json", 400, "missing_field"},
     {R"({"name":"a","extra":1})", "application/json", 400, "unknown_field"},
-    {nlohmann::json{{"name", std::string(201, 'n')}}.dump(), "application/json", 400, "out_of_range"},
+    {nlohmann::json{{"name", std::string(201, 'n')}}.dump(), "application/json", 400,
+     "out_of_range"},
     {R"({"name":"a\u0007b"})", "application/json", 400, "out_of_range"},
     {R"({"name":"Acme"})", "text/plain", 415, "unsupported_media_type"},
-    {R"({"name":")" + std::string(70 * 1024, 'x') + R"("})", "application/json", 413, "body_too_large"},
+    {R"({"name":")" + std::string(70 * 1024, 'x') + R"("})", "application/json", 413,
+     "body_too_large"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.code);
@@ -184,9 +187,9 @@ TEST_CASE("tenants and tokens survive a restart and revoked tokens stay revoked"
     std::tie(tenant_id, token) = node.make_tenant("Acme");
     auto second = node.call("POST", "/v1/tokens", token, R"({"label":"old"})");
     revoked_token = second.body["token"].get<std::string>();
-    REQUIRE(node.call("DELETE", "/v1/tokens/" + second.body["token_id"].get<std::string>(), token)
-              .status
-            == 200);
+    REQUIRE(
+      node.call("DELETE", "/v1/tokens/" + second.body["token_id"].get<std::string>(), token).status
+      == 200);
   }
   test::running_node node{dir};
   auto who = node.call("GET", "/v1/whoami", token);

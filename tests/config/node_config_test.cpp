@@ -191,8 +191,7 @@ TEST_CASE("a full document sets every entry") {
 TEST_CASE("an unknown key is named with its full path") {
   CHECK(parse_failure(R"({"http": {"prot": 7100}})") == "unknown key 'http.prot'");
   CHECK(parse_failure(R"({"colour": "blue"})") == "unknown key 'colour'");
-  CHECK(parse_failure(R"({"event_store": {"fsync": true}})")
-        == "unknown key 'event_store.fsync'");
+  CHECK(parse_failure(R"({"event_store": {"fsync": true}})") == "unknown key 'event_store.fsync'");
   CHECK(parse_failure(R"({"registered_urls": [{"url": "http://a/", "purpose": "mcp"},
                                               {"url": "http://b/", "purpose": "mcp", "x": 1}]})")
         == "unknown key 'registered_urls[1].x'");
@@ -254,21 +253,20 @@ TEST_CASE("a bind address must be an IP literal or localhost") {
 }
 
 TEST_CASE("the public base URL is an http(s) URL without user info, query or fragment") {
-  for (const char* good : {"http://localhost:7100", "https://voxos.example.com",
-                           "HTTPS://Voxos.Example.com:8443/api/", "http://[::1]:7100",
-                           "http://10.0.0.5"}) {
+  for (const char* good :
+       {"http://localhost:7100", "https://voxos.example.com", "HTTPS://Voxos.Example.com:8443/api/",
+        "http://[::1]:7100", "http://10.0.0.5"}) {
     auto cfg = parse_config(std::string{R"({"http": {"public_base_url": ")"} + good + "\"}}");
     CHECK_MESSAGE(cfg.is_ok(), good);
   }
-  for (const char* bad : {"", "localhost:7100", "ftp://example.com", "http://",
-                          "http://user:pw@example.com", "http://example.com/#top",
-                          "http://example.com/?q=1", "http://exa mple.com",
-                          "http://example.com:0", "http://example.com:65536",
-                          "http://[::1", "http://[nothex]/", "http://ex_ample.com/"}) {
+  for (const char* bad :
+       {"", "localhost:7100", "ftp://example.com", "http://", "http://user:pw@example.com",
+        "http://example.com/#top", "http://example.com/?q=1", "http://exa mple.com",
+        "http://example.com:0", "http://example.com:65536", "http://[::1", "http://[nothex]/",
+        "http://ex_ample.com/"}) {
     auto message = parse_failure(std::string{R"({"http": {"public_base_url": ")"} + bad + "\"}}");
-    CHECK_MESSAGE(message.rfind("http.public_base_url: expected an absolute http or https URL", 0)
-                    == 0,
-                  bad);
+    CHECK_MESSAGE(
+      message.rfind("http.public_base_url: expected an absolute http or https URL", 0) == 0, bad);
     if (std::string{bad}.size() > 8)
       CHECK(message.find(bad) == std::string::npos);
   }
@@ -283,8 +281,9 @@ TEST_CASE("registered URLs need an absolute http(s) URL and a snake_case purpose
   CHECK(parse_failure(doc("/mcp", "mcp")).rfind("registered_urls[0].url: expected", 0) == 0);
   CHECK(parse_failure(doc("http://a@host/mcp", "mcp")).rfind("registered_urls[0].url:", 0) == 0);
   CHECK(parse_failure(doc("http://host/mcp#x", "mcp")).rfind("registered_urls[0].url:", 0) == 0);
-  CHECK(parse_failure(doc("http://host/", "")) == "registered_urls[0].purpose: expected 1 to 64 "
-                                                  "characters of a-z and _");
+  CHECK(parse_failure(doc("http://host/", ""))
+        == "registered_urls[0].purpose: expected 1 to 64 "
+           "characters of a-z and _");
   CHECK(parse_failure(doc("http://host/", "MCP")).rfind("registered_urls[0].purpose:", 0) == 0);
   CHECK(parse_failure(doc("http://host/", "mcp-1")).rfind("registered_urls[0].purpose:", 0) == 0);
   CHECK(parse_failure(R"({"registered_urls": [{"url": "http://host/"}]})")
@@ -426,14 +425,14 @@ TEST_CASE("a malformed base64 vault key is refused") {
   cfg.secrets.source = voxos::secret_source::env;
   const std::string bad_keys[] = {
     "not base64 at all!!",
-    "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8",    // missing padding
-    "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh9=",   // non-canonical last char
-    "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n", // trailing newline
-    "AAECAwQFBgcICQoLDA0O DxAREhMUFRYXGBkaGxwdHh8=",  // inner space
-    "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8==",  // over-padded
-    "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHg==",   // 31 bytes
+    "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8",      // missing padding
+    "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh9=",     // non-canonical last char
+    "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n",   // trailing newline
+    "AAECAwQFBgcICQoLDA0O DxAREhMUFRYXGBkaGxwdHh8=",    // inner space
+    "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8==",    // over-padded
+    "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHg==",     // 31 bytes
     "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gIQ==", // 34 bytes
-    "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwd-h8=",   // base64url character
+    "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwd-h8=",     // base64url character
     "",
   };
   for (const auto& bad : bad_keys) {

@@ -45,7 +45,7 @@ TEST_CASE("every acknowledged event survives SIGKILL mid-load and none is torn")
                         .dump();
           auto res = cli.Post("/v1/admin/tenants", headers, body, "application/json");
           if (!res || res->status != 201)
-            return;  // the node is gone
+            return; // the node is gone
           auto id = nlohmann::json::parse(res->body)["tenant_id"].get<std::string>();
           std::lock_guard<std::mutex> guard{mutex};
           acknowledged.insert(id);

@@ -28,20 +28,19 @@ TEST_CASE("voxosd boots on embedded defaults as scripts/run starts it") {
   CHECK(health->body.find("\"ok\"") != std::string::npos);
 
   // Generated secrets are private to the owner.
-  struct stat st{};
+  struct stat st {};
   REQUIRE(::stat((dir.path() / "var" / "secrets.json").c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0600);
 
   // voxosctl, run where the node runs, finds it and shows live actors.
-  test::child_process ctl{{VOXOSCTL_PATH, "status"}, dir.str(),
-                          (dir.path() / "voxosctl.log").string()};
+  test::child_process ctl{
+    {VOXOSCTL_PATH, "status"}, dir.str(), (dir.path() / "voxosctl.log").string()};
   CHECK(ctl.wait_for_line("event_store"));
   CHECK(ctl.wait() == 0);
   CHECK(ctl.output().find("actors running: ") != std::string::npos);
   CHECK(ctl.output().find("run_host") != std::string::npos);
 
-  test::child_process ping{{VOXOSCTL_PATH, "ping"}, dir.str(),
-                           (dir.path() / "ping.log").string()};
+  test::child_process ping{{VOXOSCTL_PATH, "ping"}, dir.str(), (dir.path() / "ping.log").string()};
   CHECK(ping.wait_for_line("pong from node"));
   CHECK(ping.wait() == 0);
 

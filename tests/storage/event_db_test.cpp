@@ -129,7 +129,7 @@ TEST_CASE("malformed appends are refused with specific errors and change nothing
   check_refused(request("T/A", "audit", 1), errc::out_of_range);
   check_refused(request("t_a", "a/b", 1), errc::out_of_range);
   check_refused(request("t_a", "audit", 0), errc::missing_field);
-  check_refused(request("t_a", "audit", 9), errc::out_of_range);  // over 8 per append
+  check_refused(request("t_a", "audit", 9), errc::out_of_range); // over 8 per append
   check_refused(request("t_a", "audit", 1, "Bad Type"), errc::out_of_range);
   auto big = request("t_a", "audit", 1);
   big.events[0].data = R"({"x":")" + std::string(2000, 'a') + R"("})";

@@ -16,7 +16,7 @@ TEST_CASE("event keys of one stream sort by sequence number") {
 
 TEST_CASE("an event key parses back into its parts") {
   auto key = keys::event_key("t_a", "runs.r1", 0x0102030405060708ULL);
-  auto parts = keys::parse_event_key(key);  // views into `key`
+  auto parts = keys::parse_event_key(key); // views into `key`
   REQUIRE(parts);
   CHECK(parts->tenant == "t_a");
   CHECK(parts->stream == "runs.r1");

@@ -28,7 +28,7 @@ public:
   /// Starts `argv` in `cwd`, with `env` added to this process's environment.
   child_process(std::vector<std::string> argv, const std::string& cwd,
                 const std::string& stderr_path, std::vector<std::string> env = {})
-    : stderr_path_(stderr_path) {
+      : stderr_path_(stderr_path) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0)
       return;

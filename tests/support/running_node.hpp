@@ -49,8 +49,8 @@ public:
 
   voxos::node& get() { return *node_; }
 
-  http_reply call(const std::string& method, const std::string& path,
-                  const std::string& token = {}, const std::string& body = {},
+  http_reply call(const std::string& method, const std::string& path, const std::string& token = {},
+                  const std::string& body = {},
                   const std::string& content_type = "application/json") {
     httplib::Client cli{"127.0.0.1", node_->http_port()};
     cli.set_tcp_nodelay(true);
@@ -75,8 +75,8 @@ public:
 
   /// Creates a tenant and issues it a token; returns {tenant_id, token}.
   std::pair<std::string, std::string> make_tenant(const std::string& name) {
-    auto created = call("POST", "/v1/admin/tenants", admin_token,
-                        nlohmann::json{{"name", name}}.dump());
+    auto created =
+      call("POST", "/v1/admin/tenants", admin_token, nlohmann::json{{"name", name}}.dump());
     REQUIRE(created.status == 201);
     auto tenant_id = created.body["tenant_id"].get<std::string>();
     auto issued = call("POST", "/v1/admin/tenants/" + tenant_id + "/tokens", admin_token,

@@ -46,7 +46,8 @@ class voxosd_process {
 public:
   /// Starts voxosd with `config_path` (or no arguments) in `dir`.
   voxosd_process(const temp_dir& dir, const std::string& config_path,
-                 const std::string& log_name = "voxosd.log") : dir_(dir) {
+                 const std::string& log_name = "voxosd.log")
+      : dir_(dir) {
     std::vector<std::string> argv{VOXOSD_PATH};
     if (!config_path.empty()) {
       argv.push_back("--config");

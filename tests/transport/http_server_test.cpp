@@ -168,7 +168,8 @@ TEST_CASE("a body over the limit is refused with 413 and a JSON error") {
 TEST_CASE("a chunked request body is refused with 411 and the connection closed") {
   http_server server{small()};
   std::atomic<bool> reached{false};
-  server.routes().Post("/echo", [&](const httplib::Request&, httplib::Response&) { reached = true; });
+  server.routes().Post("/echo",
+                       [&](const httplib::Request&, httplib::Response&) { reached = true; });
   auto port = started(server);
   // Headers only: body bytes the server never reads could turn its close
   // into a reset that races the answer (see http_server.hpp).
@@ -179,8 +180,9 @@ TEST_CASE("a chunked request body is refused with 411 and the connection closed"
   CHECK(response.find("Connection: close\r\n") != std::string::npos);
   auto error = error_of(body_of(response));
   CHECK(error["code"] == "body_too_large");
-  CHECK(error["message"]
-        == "request bodies need a Content-Length header; chunked transfer encoding is not accepted");
+  CHECK(
+    error["message"]
+    == "request bodies need a Content-Length header; chunked transfer encoding is not accepted");
   CHECK_FALSE(reached);
 }
 
@@ -217,7 +219,8 @@ TEST_CASE("a GET with a body is refused with 400 and the connection closed") {
   CHECK(error_of(body_of(response))["message"] == "this method takes no request body");
 }
 
-TEST_CASE("a body over the limit announced with Expect: 100-continue is refused before it is sent") {
+TEST_CASE(
+  "a body over the limit announced with Expect: 100-continue is refused before it is sent") {
   http_server server{small()};
   auto port = started(server);
   raw_connection conn{port};
@@ -260,9 +263,8 @@ TEST_CASE("an error body a handler wrote is kept and an empty one is filled") {
   server.routes().Get("/run", [](const httplib::Request&, httplib::Response& res) {
     voxos::write_error(res, errc::not_found, "no such run");
   });
-  server.routes().Get("/private", [](const httplib::Request&, httplib::Response& res) {
-    res.status = 401;
-  });
+  server.routes().Get("/private",
+                      [](const httplib::Request&, httplib::Response& res) { res.status = 401; });
   auto port = started(server);
   auto client = client_for(port);
 
@@ -404,7 +406,8 @@ TEST_CASE("write_error writes an escaped JSON body with the code's status") {
   CHECK(res.get_header_value("Content-Type") == "application/json");
   auto error = error_of(res.body);
   CHECK(error["code"] == "conflict");
-  CHECK(error["message"].get<std::string>().rfind("quote \" backslash \\ newline \n bad utf-8 ", 0) == 0);
+  CHECK(error["message"].get<std::string>().rfind("quote \" backslash \\ newline \n bad utf-8 ", 0)
+        == 0);
 
   httplib::Response unauthorized;
   voxos::write_error(unauthorized, errc::unauthorized, "no credential");

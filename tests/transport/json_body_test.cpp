@@ -31,8 +31,8 @@ std::pair<errc, std::string> failure_of(const voxos::result<nlohmann::json>& par
 } // namespace
 
 TEST_CASE("a valid object with every kind of field is returned whole") {
-  auto parsed = parse_run(
-    R"({"name":"wave","count":3,"dry_run":true,"labels":{"a":"b"},"tags":["x","y"]})");
+  auto parsed =
+    parse_run(R"({"name":"wave","count":3,"dry_run":true,"labels":{"a":"b"},"tags":["x","y"]})");
   REQUIRE(parsed.is_ok());
   CHECK(parsed->at("name") == "wave");
   CHECK(parsed->at("count") == 3);
@@ -133,8 +133,9 @@ TEST_CASE("a body that is not JSON is refused without echoing it") {
 }
 
 TEST_CASE("rejected values never appear in messages") {
-  for (std::string body : {R"({"name":"secret-value-42-is-too-long"})", R"({"name":"w","count":"secret-value"})",
-                           R"({"name":"secret\u0001value"})"}) {
+  for (std::string body :
+       {R"({"name":"secret-value-42-is-too-long"})", R"({"name":"w","count":"secret-value"})",
+        R"({"name":"secret\u0001value"})"}) {
     CAPTURE(body);
     CHECK(failure_of(parse_run(body)).second.find("secret") == std::string::npos);
   }
@@ -172,9 +173,11 @@ TEST_CASE("nesting of 64 levels is accepted and 65 refused with brackets in stri
     return std::string{R"({"name":"w","tags":)"} + std::string(depth - 1, '[')
            + std::string(depth - 1, ']') + "}";
   };
-  auto accepts = parse_json_object(nested(64), {{"name", json_kind::string}, {"tags", json_kind::array}});
+  auto accepts =
+    parse_json_object(nested(64), {{"name", json_kind::string}, {"tags", json_kind::array}});
   CHECK(accepts.is_ok());
-  auto refuses = parse_json_object(nested(65), {{"name", json_kind::string}, {"tags", json_kind::array}});
+  auto refuses =
+    parse_json_object(nested(65), {{"name", json_kind::string}, {"tags", json_kind::array}});
   CHECK_FALSE(refuses.is_ok());
   auto bracket_text = std::string{R"({"name":")"} + std::string(1000, '[') + R"(\"[{"})";
   CHECK(parse_json_object(bracket_text, {{"name", json_kind::string, false, 2000}}).is_ok());
