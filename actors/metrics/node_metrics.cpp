@@ -14,20 +14,6 @@ int64_t now_us() {
     .count();
 }
 
-void counter(std::string& out, const char* name, const char* help, uint64_t value) {
-  out += "# HELP ";
-  out += name;
-  out += ' ';
-  out += help;
-  out += "\n# TYPE ";
-  out += name;
-  out += " counter\n";
-  out += name;
-  out += ' ';
-  out += std::to_string(value);
-  out += '\n';
-}
-
 void header(std::string& out, const char* name, const char* type, const char* help) {
   out += "# HELP ";
   out += name;
@@ -37,6 +23,14 @@ void header(std::string& out, const char* name, const char* type, const char* he
   out += name;
   out += ' ';
   out += type;
+  out += '\n';
+}
+
+void counter(std::string& out, const char* name, const char* help, uint64_t value) {
+  header(out, name, "counter", help);
+  out += name;
+  out += ' ';
+  out += std::to_string(value);
   out += '\n';
 }
 

@@ -63,29 +63,43 @@ T round_trip(caf::scoped_actor& self, const caf::actor& echo, const T& value) {
   return out;
 }
 
+/// Two actor systems: `server` publishes the actor that `Behavior` makes on a
+/// loopback port, `client` reaches it as `remote`.
+struct two_systems {
+  node_config server_cfg;
+  caf::actor_system server{server_cfg};
+  node_config client_cfg;
+  caf::actor_system client{client_cfg};
+  caf::actor published;
+  caf::actor remote;
+
+  template <class Behavior>
+  explicit two_systems(Behavior behavior) {
+    published = server.spawn(behavior);
+    auto port = server.middleman().publish(published, 0, "127.0.0.1");
+    REQUIRE(port);
+    auto found = client.middleman().remote_actor("127.0.0.1", *port);
+    REQUIRE(found);
+    remote = *found;
+  }
+
+  ~two_systems() { caf::anon_send_exit(published, caf::exit_reason::user_shutdown); }
+};
+
 } // namespace
 
 TEST_CASE("every wire type crosses two actor systems intact") {
-  node_config server_cfg;
-  caf::actor_system server{server_cfg};
   // Answers every message with itself (CAF's reflect default handler).
-  auto echo = server.spawn([](caf::event_based_actor* self) -> caf::behavior {
+  two_systems net{[](caf::event_based_actor* self) -> caf::behavior {
     self->set_default_handler(caf::reflect);
     return {[](int32_t) {}};
-  });
-  auto port = server.middleman().publish(echo, 0, "127.0.0.1");
-  REQUIRE(port);
-
-  node_config client_cfg;
-  caf::actor_system client{client_cfg};
-  auto remote = client.middleman().remote_actor("127.0.0.1", *port);
-  REQUIRE(remote);
-  caf::scoped_actor self{client};
+  }};
+  caf::scoped_actor self{net.client};
 
   std::set<std::string> covered;
   auto check = [&](const std::string& name, const auto& value) {
     covered.insert(name);
-    CHECK_MESSAGE(round_trip(self, *remote, value) == value, name);
+    CHECK_MESSAGE(round_trip(self, net.remote, value) == value, name);
   };
   check("voxos::event_draft", sample_draft());
   check("voxos::event_record", sample_record());
@@ -105,27 +119,17 @@ TEST_CASE("every wire type crosses two actor systems intact") {
   // The list above covers exactly what register_types registers.
   std::set<std::string> registered(wire_type_names().begin(), wire_type_names().end());
   CHECK(covered == registered);
-
-  caf::anon_send_exit(echo, caf::exit_reason::user_shutdown);
 }
 
 TEST_CASE("a voxos error crosses the network with its code and message") {
-  node_config server_cfg;
-  caf::actor_system server{server_cfg};
-  auto failing = server.spawn([](caf::event_based_actor*) -> caf::behavior {
+  two_systems net{[](caf::event_based_actor*) -> caf::behavior {
     return {[](const std::string&) -> caf::result<std::string> {
       return make_error(errc::unauthorized, "the token is not valid");
     }};
-  });
-  auto port = server.middleman().publish(failing, 0, "127.0.0.1");
-  REQUIRE(port);
-  node_config client_cfg;
-  caf::actor_system client{client_cfg};
-  auto remote = client.middleman().remote_actor("127.0.0.1", *port);
-  REQUIRE(remote);
-  caf::scoped_actor self{client};
+  }};
+  caf::scoped_actor self{net.client};
   bool failed = false;
-  self->request(*remote, std::chrono::seconds(10), std::string{"x"})
+  self->request(net.remote, std::chrono::seconds(10), std::string{"x"})
     .receive([](const std::string&) { FAIL("expected an error"); },
              [&](caf::error& err) {
                failed = true;
@@ -133,5 +137,4 @@ TEST_CASE("a voxos error crosses the network with its code and message") {
                CHECK(message_of(err) == "the token is not valid");
              });
   CHECK(failed);
-  caf::anon_send_exit(failing, caf::exit_reason::user_shutdown);
 }

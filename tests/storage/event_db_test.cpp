@@ -47,6 +47,22 @@ append_request request(std::string tenant, std::string stream, int count,
   return req;
 }
 
+// Opens the store's RocksDB directly (the event_db must be closed), to tamper
+// with it the way a crash or a bug could; `fn(db, column families)`.
+template <class F>
+void with_raw_store(const test::temp_dir& dir, F fn) {
+  rocksdb::DBOptions opts;
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors{
+    {rocksdb::kDefaultColumnFamilyName, {}}, {"events", {}}, {"state", {}}, {"vault", {}}};
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  REQUIRE(rocksdb::DB::Open(opts, dir.str() + "/store", descriptors, &handles, &raw).ok());
+  std::unique_ptr<rocksdb::DB> db{raw};
+  fn(*db, handles);
+  for (auto* handle : handles)
+    db->DestroyColumnFamilyHandle(handle).PermitUncheckedError();
+}
+
 uint64_t event_count(event_db& db) {
   auto report = db.verify();
   REQUIRE(report);
@@ -167,19 +183,10 @@ TEST_CASE("projections are rebuilt from events when the database opens") {
   }
   // Tamper with the projection behind the store's back: the next open must
   // replace it with what the events say.
-  {
-    rocksdb::DBOptions opts;
-    std::vector<rocksdb::ColumnFamilyDescriptor> cfs{
-      {rocksdb::kDefaultColumnFamilyName, {}}, {"events", {}}, {"state", {}}, {"vault", {}}};
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    rocksdb::DB* raw = nullptr;
-    REQUIRE(rocksdb::DB::Open(opts, dir.str() + "/store", cfs, &handles, &raw).ok());
-    REQUIRE(raw->Put({}, handles[2], "t_a/count/audit", "999").ok());
-    REQUIRE(raw->Put({}, handles[2], "t_z/stray", "x").ok());
-    for (auto* h : handles)
-      raw->DestroyColumnFamilyHandle(h).PermitUncheckedError();
-    delete raw;
-  }
+  with_raw_store(dir, [](rocksdb::DB& db, auto& cf) {
+    REQUIRE(db.Put({}, cf[2], "t_a/count/audit", "999").ok());
+    REQUIRE(db.Put({}, cf[2], "t_z/stray", "x").ok());
+  });
   auto db = open_db(dir);
   auto count = db->get_state("t_a/count/audit");
   REQUIRE(count);
@@ -203,20 +210,11 @@ TEST_CASE("a corrupt stored event refuses to open") {
     auto db = open_db(dir);
     REQUIRE(db->append(request("t_a", "audit", 2), 1));
   }
-  {
-    rocksdb::DBOptions opts;
-    std::vector<rocksdb::ColumnFamilyDescriptor> cfs{
-      {rocksdb::kDefaultColumnFamilyName, {}}, {"events", {}}, {"state", {}}, {"vault", {}}};
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    rocksdb::DB* raw = nullptr;
-    REQUIRE(rocksdb::DB::Open(opts, dir.str() + "/store", cfs, &handles, &raw).ok());
+  with_raw_store(dir, [](rocksdb::DB& db, auto& cf) {
     // A torn value: the header of an event without its data.
     std::string key = std::string{"t_a/audit/"} + std::string(7, '\0') + '\2';
-    REQUIRE(raw->Put({}, handles[1], key, std::string("\1\0\0\0\0\0\0\0\1\4test", 14)).ok());
-    for (auto* h : handles)
-      raw->DestroyColumnFamilyHandle(h).PermitUncheckedError();
-    delete raw;
-  }
+    REQUIRE(db.Put({}, cf[1], key, std::string("\1\0\0\0\0\0\0\0\1\4test", 14)).ok());
+  });
   auto db = event_db::open(dir.str() + "/store", test_options());
   REQUIRE_FALSE(db);
   CHECK(db.error().code() == errc::corrupt_data);
@@ -228,19 +226,10 @@ TEST_CASE("a sequence gap in stored events refuses to open") {
     auto db = open_db(dir);
     REQUIRE(db->append(request("t_a", "audit", 3), 1));
   }
-  {
-    rocksdb::DBOptions opts;
-    std::vector<rocksdb::ColumnFamilyDescriptor> cfs{
-      {rocksdb::kDefaultColumnFamilyName, {}}, {"events", {}}, {"state", {}}, {"vault", {}}};
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    rocksdb::DB* raw = nullptr;
-    REQUIRE(rocksdb::DB::Open(opts, dir.str() + "/store", cfs, &handles, &raw).ok());
+  with_raw_store(dir, [](rocksdb::DB& db, auto& cf) {
     std::string key = std::string{"t_a/audit/"} + std::string(7, '\0') + '\2';
-    REQUIRE(raw->Delete({}, handles[1], key).ok());
-    for (auto* h : handles)
-      raw->DestroyColumnFamilyHandle(h).PermitUncheckedError();
-    delete raw;
-  }
+    REQUIRE(db.Delete({}, cf[1], key).ok());
+  });
   auto db = event_db::open(dir.str() + "/store", test_options());
   REQUIRE_FALSE(db);
   CHECK(db.error().code() == errc::corrupt_data);
