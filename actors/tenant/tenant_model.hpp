@@ -1,0 +1,103 @@
+// A tenant's state as the policy sees it: agents, MCP server records, grants,
+// action routes, contacts, phone integrations and browser profiles. CAF-free
+// plain data; the tenant actor keeps it current from its events.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/tool_types.hpp"
+
+namespace voxos {
+
+struct agent_record {
+  std::string agent_id;
+  std::string name;
+  bool is_default = false; ///< the tenant's first agent
+};
+
+/// A remote MCP server record of one tenant.
+struct mcp_server_record {
+  std::string server_id;
+  std::string tenant_id;
+  std::string label;     ///< user-editable; never used for identity
+  std::string preset_id; ///< safe metadata: the preset it was created from, or empty
+  std::string variant;   ///< preset variant, or empty
+  transport_kind transport = transport_kind::streamable_http;
+  std::string url;
+  auth_mode auth = auth_mode::none;
+  bool enabled = false;
+  bool trusted = false;
+  bool connected = false;                    ///< the last explicit connection test succeeded
+  std::vector<std::string> allowed_tools;    ///< explicit allowlist
+  std::vector<tool_definition> cached_tools; ///< bounded discovery cache
+  std::string cache_version;
+  int64_t discovered_us = 0;
+};
+
+enum class grant_decision : uint8_t { allow, deny };
+
+/// An explicit per-agent decision for one tool: internal (server_id empty) or
+/// one exact (server id, tool) pair.
+struct tool_grant {
+  std::string agent_id;
+  std::string server_id;
+  std::string tool;
+  grant_decision decision = grant_decision::allow;
+};
+
+enum class route_mode : uint8_t { automatic, pinned };
+
+/// An action route of one agent, e.g. web.search. Pinned names an exact tool
+/// and server and never falls back.
+struct action_route {
+  std::string agent_id;
+  std::string action;
+  route_mode mode = route_mode::automatic;
+  std::string pinned_server_id;
+  std::string pinned_tool;
+};
+
+struct contact_record {
+  std::string contact_id;
+  std::string display_name;
+  std::string phone; ///< normalised E.164
+  bool is_admin = false;
+};
+
+enum class phone_provider : uint8_t { twilio, telnyx };
+
+/// A connected phone resource; a call-capable one brings a place-call tool.
+struct phone_integration {
+  std::string integration_id;
+  phone_provider provider = phone_provider::twilio;
+  bool call_capable = false;
+  bool connected = false;
+  std::string place_call_tool; ///< the integration tool's name
+};
+
+/// A saved browser profile's model-visible part.
+struct browser_profile {
+  std::string handle;                 ///< opaque
+  std::string label;                  ///< safe label
+  std::string primary_origin;         ///< https origin
+  std::vector<std::string> agent_ids; ///< agents it is assigned to
+  std::string server_id; ///< hosted provider's MCP server, or empty (Voxos Local Browser)
+  std::string tool;      ///< the hosted provider tool it needs granted, or empty
+};
+
+struct tenant_state {
+  std::string tenant_id;
+  std::vector<agent_record> agents;
+  std::map<std::string, mcp_server_record> servers; ///< by server id
+  std::vector<tool_grant> grants;
+  std::vector<action_route> routes;
+  std::vector<contact_record> contacts;
+  std::vector<phone_integration> phones;
+  std::vector<browser_profile> profiles;
+};
+
+} // namespace voxos
