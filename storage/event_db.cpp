@@ -9,6 +9,7 @@
 
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
+#include <rocksdb/slice_transform.h>
 #include <rocksdb/write_batch.h>
 
 #include "storage/event_codec.hpp"
@@ -24,13 +25,33 @@ constexpr const char* cf_vault = "vault";
 constexpr uint32_t max_read_limit = 10000;
 
 status from_rocks(const rocksdb::Status& st, const char* what) {
-  return status::error(errc::storage_failure,
-                       std::string{what} + ": " + st.ToString());
+  return status::error(errc::storage_failure, std::string{what} + ": " + st.ToString());
 }
 
 bool starts_with(const rocksdb::Slice& key, const std::string& prefix) {
-  return key.size() >= prefix.size()
-         && std::equal(prefix.begin(), prefix.end(), key.data());
+  return key.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), key.data());
+}
+
+// An event key without its 8-byte sequence: the stream prefix
+// "<tenant>/<stream>/". Given to the events memtable as its insert-hint
+// extractor: appends to a stream come in sequence order, so each new key goes
+// right after the stream's previous one, and the skiplist insert starts from
+// that stream's last position instead of searching from the top. Measured
+// with 32 streams and 64k events in the memtable: 2.8 us per insert from the
+// top, 1.3 us with the hint (most of the rest is the assertions Debian's
+// librocksdb is built with). Memtable-only: reads and files are unaffected;
+// it costs about 250 bytes per stream present in the memtable.
+class stream_prefix_transform final : public rocksdb::SliceTransform {
+public:
+  const char* Name() const override { return "voxos.stream_prefix"; }
+  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
+    return {key.data(), key.size() - 8};
+  }
+  bool InDomain(const rocksdb::Slice& key) const override { return key.size() > 8; }
+};
+
+std::string event_where(std::size_t idx, const char* field) {
+  return "events[" + std::to_string(idx) + "]." + field;
 }
 
 // Validates one request apart from its sequence; errors name the entry,
@@ -43,27 +64,26 @@ status check_request(const append_request& req, const event_db_options& opts) {
   if (req.events.empty())
     return status::error(errc::missing_field, "events: at least one event is required");
   if (req.events.size() > opts.max_events_per_append)
-    return status::error(errc::out_of_range,
-                         "events: more than " + std::to_string(opts.max_events_per_append)
-                           + " in one append");
+    return status::error(errc::out_of_range, "events: more than "
+                                               + std::to_string(opts.max_events_per_append)
+                                               + " in one append");
   for (std::size_t idx = 0; idx < req.events.size(); ++idx) {
     const auto& ev = req.events[idx];
-    auto where = "events[" + std::to_string(idx) + "]";
     if (!event_codec::valid_type(ev.type))
-      return status::error(errc::out_of_range, where + ".type: expected 1-64 characters of [a-z0-9_.]");
+      return status::error(errc::out_of_range,
+                           event_where(idx, "type") + ": expected 1-64 characters of [a-z0-9_.]");
     if (ev.data.size() > opts.max_event_bytes)
-      return status::error(errc::out_of_range, where + ".data: larger than "
+      return status::error(errc::out_of_range, event_where(idx, "data") + ": larger than "
                                                  + std::to_string(opts.max_event_bytes) + " bytes");
     if (!event_codec::valid_data(ev.data))
-      return status::error(errc::bad_json, where + ".data: expected one JSON object");
+      return status::error(errc::bad_json, event_where(idx, "data") + ": expected one JSON object");
   }
   return status::ok();
 }
 
 } // namespace
 
-result<std::unique_ptr<event_db>> event_db::open(const std::string& dir,
-                                                 event_db_options opts) {
+result<std::unique_ptr<event_db>> event_db::open(const std::string& dir, event_db_options opts) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec)
@@ -77,9 +97,13 @@ result<std::unique_ptr<event_db>> event_db::open(const std::string& dir,
   db_opts.max_background_jobs = 2;
   db_opts.keep_log_file_num = 4;
   rocksdb::ColumnFamilyOptions cf_opts;
+  // Events are appended in key order per stream: see stream_prefix_transform.
+  rocksdb::ColumnFamilyOptions events_opts;
+  events_opts.memtable_insert_with_hint_prefix_extractor =
+    std::make_shared<stream_prefix_transform>();
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs{
     {rocksdb::kDefaultColumnFamilyName, cf_opts},
-    {cf_events, cf_opts},
+    {cf_events, events_opts},
     {cf_state, cf_opts},
     {cf_vault, cf_opts},
   };
@@ -143,8 +167,8 @@ status event_db::replay(const std::function<status(const event_record&)>& each) 
     ev.stream.assign(parts->stream);
     ev.seq = parts->seq;
     if (auto st = event_codec::decode(it->value().ToStringView(), ev); !st)
-      return status::error(st.code(), st.message() + " (" + ev.tenant + "/" + ev.stream
-                                         + " seq " + std::to_string(ev.seq) + ")");
+      return status::error(st.code(), st.message() + " (" + ev.tenant + "/" + ev.stream + " seq "
+                                        + std::to_string(ev.seq) + ")");
     if (auto st = each(ev); !st)
       return st;
     ++expected;
@@ -178,8 +202,8 @@ status event_db::rebuild_projections() {
   auto replayed = replay([&](const event_record& ev) -> status {
     writes.clear();
     if (auto pst = project(ev, writes); !pst)
-      return status::error(errc::corrupt_data, "projection refused a stored event ("
-                                                 + ev.tenant + "/" + ev.stream + " seq "
+      return status::error(errc::corrupt_data, "projection refused a stored event (" + ev.tenant
+                                                 + "/" + ev.stream + " seq "
                                                  + std::to_string(ev.seq) + "): " + pst.message());
     for (auto& w : writes) {
       if (w.value)
@@ -209,10 +233,21 @@ std::vector<result<append_result>>
 event_db::append_group(const std::vector<const append_request*>& group, int64_t now_us) {
   std::vector<result<append_result>> out;
   out.reserve(group.size());
-  rocksdb::WriteBatch batch;
-  std::unordered_map<std::string, uint64_t> group_heads;
+  std::size_t batch_bytes = 0;
+  for (const auto* req : group)
+    for (const auto& draft : req->events)
+      batch_bytes += draft.type.size() + draft.data.size() + 64;
+  rocksdb::WriteBatch batch{batch_bytes};
+  // Stream heads advance in place as requests are accepted, so a later
+  // request of the same stream continues after an earlier one; if the write
+  // fails, the undo log puts every touched head back. (References into an
+  // unordered_map stay valid when it grows.)
+  std::vector<std::pair<uint64_t*, uint64_t>> undo;
+  undo.reserve(group.size());
   std::vector<state_write> writes;
   std::vector<std::size_t> accepted;
+  accepted.reserve(group.size());
+  const bool projecting = !opts_.projectors.empty();
   event_record ev;
   for (std::size_t req_idx = 0; req_idx < group.size(); ++req_idx) {
     const auto& req = *group[req_idx];
@@ -220,41 +255,35 @@ event_db::append_group(const std::vector<const append_request*>& group, int64_t 
       out.emplace_back(std::move(st));
       continue;
     }
-    auto prefix = keys::stream_prefix(req.tenant, req.stream);
-    uint64_t first = 0;
-    if (auto found = group_heads.find(prefix); found != group_heads.end()) {
-      first = found->second;
-    } else {
-      auto head = next_seq(req.tenant, req.stream);
-      if (!head) {
-        out.emplace_back(head.error());
-        continue;
-      }
-      first = *head;
-    }
+    // Heads of every stored stream were loaded by the rebuild: a stream not
+    // in the map is empty.
+    auto& head = heads_.try_emplace(keys::stream_prefix(req.tenant, req.stream), 1).first->second;
+    const uint64_t first = head;
     if (req.expected_next != append_request::any_seq && req.expected_next != first) {
-      out.emplace_back(status::error(errc::sequence_conflict,
-                                     "stream " + req.tenant + "/" + req.stream + " is at "
-                                       + std::to_string(first) + ", not "
-                                       + std::to_string(req.expected_next)));
+      out.emplace_back(
+        status::error(errc::sequence_conflict, "stream " + req.tenant + "/" + req.stream + " is at "
+                                                 + std::to_string(first) + ", not "
+                                                 + std::to_string(req.expected_next)));
       continue;
     }
     // Project every event before touching the batch, so a refused request
     // leaves nothing behind.
     writes.clear();
-    status projected = status::ok();
-    ev.tenant = req.tenant;
-    ev.stream = req.stream;
-    ev.time_us = now_us;
-    for (std::size_t ev_idx = 0; ev_idx < req.events.size() && projected; ++ev_idx) {
-      ev.seq = first + ev_idx;
-      ev.type = req.events[ev_idx].type;
-      ev.data = req.events[ev_idx].data;
-      projected = project(ev, writes);
-    }
-    if (!projected) {
-      out.emplace_back(std::move(projected));
-      continue;
+    if (projecting) {
+      status projected = status::ok();
+      ev.tenant = req.tenant;
+      ev.stream = req.stream;
+      ev.time_us = now_us;
+      for (std::size_t ev_idx = 0; ev_idx < req.events.size() && projected; ++ev_idx) {
+        ev.seq = first + ev_idx;
+        ev.type = req.events[ev_idx].type;
+        ev.data = req.events[ev_idx].data;
+        projected = project(ev, writes);
+      }
+      if (!projected) {
+        out.emplace_back(std::move(projected));
+        continue;
+      }
     }
     for (std::size_t ev_idx = 0; ev_idx < req.events.size(); ++ev_idx) {
       const auto& draft = req.events[ev_idx];
@@ -268,7 +297,8 @@ event_db::append_group(const std::vector<const append_request*>& group, int64_t 
         batch.Delete(state_, w.key);
     }
     uint64_t last = first + req.events.size() - 1;
-    group_heads[prefix] = last + 1;
+    undo.emplace_back(&head, first);
+    head = last + 1;
     out.emplace_back(append_result{first, last});
     accepted.push_back(req_idx);
   }
@@ -278,13 +308,12 @@ event_db::append_group(const std::vector<const append_request*>& group, int64_t 
   wopts.sync = opts_.sync;
   auto st = db_->Write(wopts, &batch);
   if (!st.ok()) {
+    for (auto entry = undo.rbegin(); entry != undo.rend(); ++entry)
+      *entry->first = entry->second;
     auto failure = from_rocks(st, "cannot append events");
     for (auto idx : accepted)
       out[idx] = failure;
-    return out;
   }
-  for (auto& [prefix, head] : group_heads)
-    heads_[prefix] = head;
   return out;
 }
 
@@ -381,8 +410,8 @@ result<std::optional<std::string>> event_db::get_sealed(const std::string& tenan
   if (!keys::valid_tenant(tenant) || !keys::valid_stream(record_id))
     return status::error(errc::out_of_range, "tenant or record id is malformed");
   std::string value;
-  auto st = db_->Get(rocksdb::ReadOptions{}, vault_, keys::tenant_prefix(tenant) + record_id,
-                     &value);
+  auto st =
+    db_->Get(rocksdb::ReadOptions{}, vault_, keys::tenant_prefix(tenant) + record_id, &value);
   if (st.IsNotFound())
     return std::optional<std::string>{};
   if (!st.ok())

@@ -1,6 +1,9 @@
 #include "actors/event_store/event_store.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <deque>
+#include <mutex>
 #include <optional>
 
 #include <caf/actor_system.hpp>
@@ -19,7 +22,7 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-/// One group commit, handed from the event_store to its writer and back.
+/// One group commit: the requests the writer took, and their results.
 struct commit_group {
   std::vector<append_request> requests;
   std::vector<result<append_result>> results;
@@ -27,6 +30,38 @@ struct commit_group {
 };
 
 using commit_group_ptr = std::shared_ptr<commit_group>;
+
+/// The hand-off from the event_store to its writer. The event_store pushes
+/// each append as it arrives; the writer takes everything pending when it
+/// starts a group. A group therefore holds every append that arrived while
+/// the previous group was being written, and the writer starts it without a
+/// round trip through the event_store. One mutex, held for a push or a swap.
+class commit_intake {
+public:
+  void push(append_request&& req) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    pending_.push_back(std::move(req));
+  }
+
+  /// Moves the oldest pending requests, at most `max`, into `out` (empty).
+  void take(std::vector<append_request>& out, std::size_t max) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (pending_.size() <= max) {
+      out.swap(pending_);
+      // The next group is likely about as large: one allocation up front
+      // instead of a regrowth every few pushes.
+      pending_.reserve(out.size());
+      return;
+    }
+    auto split = pending_.begin() + static_cast<std::ptrdiff_t>(max);
+    out.assign(std::make_move_iterator(pending_.begin()), std::make_move_iterator(split));
+    pending_.erase(pending_.begin(), split);
+  }
+
+private:
+  std::mutex mtx_;
+  std::vector<append_request> pending_;
+};
 
 } // namespace
 
@@ -41,6 +76,11 @@ namespace {
 
 using commit_atom = caf::atom_constant<caf::atom("commit")>;
 
+/// Commit requests the event_store keeps out at once: one the writer works
+/// on, one waiting in its mailbox so it starts the next group as soon as the
+/// current one is durable.
+constexpr int max_commits_out = 2;
+
 int64_t wall_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
            std::chrono::system_clock::now().time_since_epoch())
@@ -54,9 +94,15 @@ uint64_t micros_since(clock_type::time_point start) {
 
 // -- the writer: blocking RocksDB writes on its own thread ----------------------
 
-caf::behavior writer_behavior(caf::event_based_actor* self, std::shared_ptr<event_db> db) {
+caf::behavior writer_behavior(caf::event_based_actor* self, std::shared_ptr<event_db> db,
+                              std::shared_ptr<commit_intake> intake, std::size_t max_requests) {
   return {
-    [db](commit_atom, commit_group_ptr& group) {
+    // Commits whatever is pending (possibly nothing) as one group.
+    [db, intake, max_requests](commit_atom) {
+      auto group = std::make_shared<commit_group>();
+      intake->take(group->requests, max_requests);
+      if (group->requests.empty())
+        return group;
       std::vector<const append_request*> ptrs;
       ptrs.reserve(group->requests.size());
       for (auto& req : group->requests)
@@ -77,80 +123,73 @@ caf::behavior writer_behavior(caf::event_based_actor* self, std::shared_ptr<even
 
 // -- the event_store --------------------------------------------------------------
 
+/// An append on its way: pushed to the intake, not yet acknowledged.
+struct waiting_append {
+  caf::typed_response_promise<append_result> promise;
+  clock_type::time_point arrival;
+};
+
 struct event_store_state {
   static inline const char* name = "event_store";
   std::shared_ptr<event_db> db;
+  std::shared_ptr<commit_intake> intake;
   caf::actor writer;
   node_metrics* metrics = nullptr;
   actor_counters* counters = nullptr;
   std::optional<running_guard> running;
-  event_store_options opts;
-  // The group being collected, with a promise and arrival time per request.
-  commit_group_ptr collecting = std::make_shared<commit_group>();
-  std::vector<caf::typed_response_promise<append_result>> promises;
-  std::vector<clock_type::time_point> arrivals;
-  bool writing = false;
+  // In intake order, which is commit order: each committed group answers
+  // the oldest of these.
+  std::deque<waiting_append> waiting;
+  int commits_out = 0;
 };
 
 using self_pointer = event_store_actor::stateful_pointer<event_store_state>;
 
-// Hands the collected group to the writer, if it is idle and there is one.
-void dispatch(self_pointer self) {
+void on_committed(self_pointer self, commit_group& done);
+
+// Keeps commit requests going to the writer while appends wait, at most
+// max_commits_out at once.
+void request_commit(self_pointer self) {
   auto& st = self->state;
-  if (st.writing || st.collecting->requests.empty())
+  if (st.commits_out >= max_commits_out || st.waiting.empty())
     return;
-  st.writing = true;
-  commit_group_ptr group;
-  std::vector<caf::typed_response_promise<append_result>> promises;
-  std::vector<clock_type::time_point> arrivals;
-  auto count = st.collecting->requests.size();
-  if (count <= st.opts.max_batch_requests) {
-    group = std::move(st.collecting);
-    st.collecting = std::make_shared<commit_group>();
-    promises = std::move(st.promises);
-    arrivals = std::move(st.arrivals);
-    st.promises.clear();
-    st.arrivals.clear();
-  } else {
-    // Take the oldest max_batch_requests; the rest form the next group.
-    auto take = static_cast<std::ptrdiff_t>(st.opts.max_batch_requests);
-    group = std::make_shared<commit_group>();
-    auto& reqs = st.collecting->requests;
-    group->requests.assign(std::make_move_iterator(reqs.begin()),
-                           std::make_move_iterator(reqs.begin() + take));
-    reqs.erase(reqs.begin(), reqs.begin() + take);
-    promises.assign(st.promises.begin(), st.promises.begin() + take);
-    st.promises.erase(st.promises.begin(), st.promises.begin() + take);
-    arrivals.assign(st.arrivals.begin(), st.arrivals.begin() + take);
-    st.arrivals.erase(st.arrivals.begin(), st.arrivals.begin() + take);
+  ++st.commits_out;
+  self->request(st.writer, caf::infinite, commit_atom::value)
+    .then([self](commit_group_ptr& done) { on_committed(self, *done); },
+          [self](caf::error& err) {
+            // The writer is gone: nothing still waiting is known to be durable.
+            auto& st = self->state;
+            for (auto& entry : st.waiting)
+              entry.promise.deliver(
+                make_error(errc::storage_failure, "the event store writer stopped"));
+            st.waiting.clear();
+            self->quit(std::move(err));
+          });
+}
+
+// Answers the appends of one committed group, then keeps the writer fed.
+void on_committed(self_pointer self, commit_group& done) {
+  auto& st = self->state;
+  --st.commits_out;
+  if (!done.requests.empty()) {
+    st.metrics->sync_latency.observe(done.write_us);
+    st.metrics->write_batches.fetch_add(1, std::memory_order_relaxed);
   }
-  self->request(st.writer, caf::infinite, commit_atom::value, group)
-    .then(
-      [self, promises, arrivals](commit_group_ptr& done) mutable {
-        auto& st = self->state;
-        st.metrics->sync_latency.observe(done->write_us);
-        st.metrics->write_batches.fetch_add(1, std::memory_order_relaxed);
-        for (std::size_t idx = 0; idx < done->results.size(); ++idx) {
-          st.metrics->append_latency.observe(micros_since(arrivals[idx]));
-          auto& res = done->results[idx];
-          if (res) {
-            st.metrics->appended_events.fetch_add(done->requests[idx].events.size(),
-                                                  std::memory_order_relaxed);
-            promises[idx].deliver(*res);
-          } else {
-            st.metrics->append_failures.fetch_add(1, std::memory_order_relaxed);
-            promises[idx].deliver(to_error(res.error()));
-          }
-        }
-        st.writing = false;
-        dispatch(self);
-      },
-      [self, promises](caf::error& err) mutable {
-        // The writer is gone: nothing of this group is known to be durable.
-        for (auto& promise : promises)
-          promise.deliver(make_error(errc::storage_failure, "the event store writer stopped"));
-        self->quit(std::move(err));
-      });
+  for (std::size_t idx = 0; idx < done.results.size(); ++idx) {
+    auto entry = std::move(st.waiting.front());
+    st.waiting.pop_front();
+    st.metrics->append_latency.observe(micros_since(entry.arrival));
+    auto& res = done.results[idx];
+    if (res) {
+      st.metrics->appended_events.fetch_add(done.requests[idx].events.size(),
+                                            std::memory_order_relaxed);
+      entry.promise.deliver(*res);
+    } else {
+      st.metrics->append_failures.fetch_add(1, std::memory_order_relaxed);
+      entry.promise.deliver(to_error(res.error()));
+    }
+  }
+  request_commit(self);
 }
 
 event_store_actor::behavior_type event_store_behavior(self_pointer self,
@@ -159,11 +198,12 @@ event_store_actor::behavior_type event_store_behavior(self_pointer self,
                                                       event_store_options opts) {
   auto& st = self->state;
   st.db = db;
-  st.writer = self->spawn<caf::detached + caf::linked>(writer_behavior, std::move(db));
+  st.intake = std::make_shared<commit_intake>();
+  st.writer = self->spawn<caf::detached + caf::linked>(
+    writer_behavior, std::move(db), st.intake, std::max<std::size_t>(1, opts.max_batch_requests));
   st.metrics = metrics;
   st.counters = &metrics->actor("event_store");
   st.running.emplace(*st.counters);
-  st.opts = opts;
   auto note = [self] { self->state.counters->on_message(self->mailbox().size()); };
   return {
     [self, note](append_atom, append_request& req) -> caf::result<append_result> {
@@ -171,10 +211,9 @@ event_store_actor::behavior_type event_store_behavior(self_pointer self,
       auto& st = self->state;
       st.metrics->append_requests.fetch_add(1, std::memory_order_relaxed);
       auto promise = self->make_response_promise<append_result>();
-      st.collecting->requests.push_back(std::move(req));
-      st.promises.push_back(promise);
-      st.arrivals.push_back(clock_type::now());
-      dispatch(self);
+      st.intake->push(std::move(req));
+      st.waiting.push_back({promise, clock_type::now()});
+      request_commit(self);
       return promise;
     },
     [self, note](read_atom, const stream_query& query) -> caf::result<std::vector<event_record>> {

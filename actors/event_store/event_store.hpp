@@ -1,12 +1,17 @@
 // The event_store actor: the node's only door to RocksDB (storage/event_db).
 //
-// Group commit with two actors: the event_store itself (scheduled) collects
-// appends, and a detached writer (its own thread, because a WAL sync blocks)
-// commits one group at a time. While the writer syncs a group, every append
-// that arrives joins the next one, so concurrent writers share one fsync and
-// an idle store adds no delay. An append is acknowledged only after its group
-// is durable. Reads run on the event_store's own turn, concurrently with the
-// writer (RocksDB allows that; event_db keeps its append state to one thread).
+// Group commit with two actors: the event_store itself (scheduled) takes
+// appends and answers them, and a detached writer (its own thread, because a
+// WAL sync blocks) commits one group at a time. Appends go into an intake the
+// two share; each time the writer starts a group it takes everything pending
+// (up to max_batch_requests), so every append that arrives while a group is
+// being written joins the next one, concurrent writers share one fsync, and an
+// idle store adds no delay. The event_store keeps up to two commit requests
+// out, so the writer starts the next group as soon as the current one is
+// durable, while the event_store answers the finished one. An append is
+// acknowledged only after its group is durable, in the order appends arrived.
+// Reads run on the event_store's own turn, concurrently with the writer
+// (RocksDB allows that; event_db keeps its append state to one thread).
 //
 // Lifecycle:  serving --(exit message)--> closed: the writer is linked and
 //             exits with it; unanswered appends get broken-promise errors;
