@@ -19,5 +19,15 @@ using list_atom = caf::atom_constant<caf::atom("list")>;
 using revoke_atom = caf::atom_constant<caf::atom("revoke")>;
 using auth_atom = caf::atom_constant<caf::atom("auth")>;
 using sample_atom = caf::atom_constant<caf::atom("sample")>;
+using state_atom = caf::atom_constant<caf::atom("state")>;
+using agent_atom = caf::atom_constant<caf::atom("agent")>;
+using grant_atom = caf::atom_constant<caf::atom("grant")>;
+using route_atom = caf::atom_constant<caf::atom("route")>;
+using server_atom = caf::atom_constant<caf::atom("server")>;
+using phone_atom = caf::atom_constant<caf::atom("phone")>;
+using contact_atom = caf::atom_constant<caf::atom("contact")>;
+using run_atom = caf::atom_constant<caf::atom("run")>;
+using audit_atom = caf::atom_constant<caf::atom("audit")>;
+using config_atom = caf::atom_constant<caf::atom("config")>;
 
 } // namespace voxos

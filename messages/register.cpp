@@ -26,6 +26,7 @@ void visit_types(caf::actor_system_config* cfg, std::vector<std::string>* names)
   add<append_request>(c, names, "voxos::append_request");
   add<append_result>(c, names, "voxos::append_result");
   add<stream_query>(c, names, "voxos::stream_query");
+  add<state_entry>(c, names, "voxos::state_entry");
   add<store_report>(c, names, "voxos::store_report");
   add<tenant_record>(c, names, "voxos::tenant_record");
   add<token_record>(c, names, "voxos::token_record");
@@ -35,6 +36,7 @@ void visit_types(caf::actor_system_config* cfg, std::vector<std::string>* names)
   add<std::vector<event_record>>(c, names, "voxos::event_records");
   add<std::vector<tenant_record>>(c, names, "voxos::tenant_records");
   add<std::vector<token_record>>(c, names, "voxos::token_records");
+  add<std::vector<state_entry>>(c, names, "voxos::state_entries");
 }
 
 } // namespace

@@ -22,6 +22,9 @@ bool operator==(const stream_query& x, const stream_query& y) {
   return std::tie(x.tenant, x.stream, x.from_seq, x.limit)
          == std::tie(y.tenant, y.stream, y.from_seq, y.limit);
 }
+bool operator==(const state_entry& x, const state_entry& y) {
+  return x.key == y.key && x.value == y.value;
+}
 bool operator==(const store_report& x, const store_report& y) {
   return std::tie(x.events, x.streams, x.state_entries)
          == std::tie(y.events, y.streams, y.state_entries);

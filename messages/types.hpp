@@ -46,12 +46,20 @@ struct append_result {
   uint64_t last_seq = 0;
 };
 
-/// Reads up to `limit` events of one stream with seq >= `from_seq`.
+/// Reads up to `limit` events of one stream with seq >= `from_seq`, or, with
+/// from_seq == newest, the stream's newest `limit` events (in order).
 struct stream_query {
+  static constexpr uint64_t newest = 0;
   std::string tenant;
   std::string stream;
   uint64_t from_seq = 1;
   uint32_t limit = 1000;
+};
+
+/// One projection entry (state column family).
+struct state_entry {
+  std::string key;
+  std::string value;
 };
 
 /// What a full verification of the event store found.
@@ -119,6 +127,10 @@ typename Inspector::result_type inspect(Inspector& f, stream_query& x) {
   return f(caf::meta::type_name("stream_query"), x.tenant, x.stream, x.from_seq, x.limit);
 }
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, state_entry& x) {
+  return f(caf::meta::type_name("state_entry"), x.key, x.value);
+}
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, store_report& x) {
   return f(caf::meta::type_name("store_report"), x.events, x.streams, x.state_entries);
 }
@@ -150,6 +162,7 @@ bool operator==(const event_record& x, const event_record& y);
 bool operator==(const append_request& x, const append_request& y);
 bool operator==(const append_result& x, const append_result& y);
 bool operator==(const stream_query& x, const stream_query& y);
+bool operator==(const state_entry& x, const state_entry& y);
 bool operator==(const store_report& x, const store_report& y);
 bool operator==(const tenant_record& x, const tenant_record& y);
 bool operator==(const token_record& x, const token_record& y);

@@ -329,8 +329,7 @@ result<std::vector<event_record>> event_db::read_stream(const stream_query& quer
   auto limit = std::min(query.limit, max_read_limit);
   std::vector<event_record> out;
   std::unique_ptr<rocksdb::Iterator> it{db_->NewIterator(rocksdb::ReadOptions{}, events_)};
-  for (it->Seek(keys::event_key(query.tenant, query.stream, std::max<uint64_t>(query.from_seq, 1)));
-       it->Valid() && out.size() < limit && starts_with(it->key(), prefix); it->Next()) {
+  auto decode_current = [&]() -> status {
     auto parts = keys::parse_event_key(it->key().ToStringView());
     if (!parts)
       return status::error(errc::corrupt_data, "stored event with a malformed key");
@@ -341,6 +340,20 @@ result<std::vector<event_record>> event_db::read_stream(const stream_query& quer
     if (auto st = event_codec::decode(it->value().ToStringView(), ev); !st)
       return st;
     out.push_back(std::move(ev));
+    return status::ok();
+  };
+  if (query.from_seq == stream_query::newest) {
+    // The newest `limit` events: walk back from the stream's end.
+    for (it->SeekForPrev(keys::event_key(query.tenant, query.stream, UINT64_MAX));
+         it->Valid() && out.size() < limit && starts_with(it->key(), prefix); it->Prev())
+      if (auto st = decode_current(); !st)
+        return st;
+    std::reverse(out.begin(), out.end());
+  } else {
+    for (it->Seek(keys::event_key(query.tenant, query.stream, query.from_seq));
+         it->Valid() && out.size() < limit && starts_with(it->key(), prefix); it->Next())
+      if (auto st = decode_current(); !st)
+        return st;
   }
   if (!it->status().ok())
     return from_rocks(it->status(), "cannot read events");

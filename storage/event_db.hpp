@@ -70,7 +70,8 @@ public:
   /// Convenience for one request.
   result<append_result> append(const append_request& req, int64_t now_us);
 
-  /// Events of one stream from `from_seq`, at most `limit` (capped at 10,000).
+  /// Events of one stream from `from_seq` (or the newest, with
+  /// stream_query::newest), at most `limit` (capped at 10,000), in order.
   result<std::vector<event_record>> read_stream(const stream_query& query) const;
 
   /// Events of one tenant across streams in key order, at most `limit`.

@@ -1,6 +1,7 @@
 #include "actors/directory/directory.hpp"
 
 #include <chrono>
+#include <map>
 #include <optional>
 
 #include <caf/actor_system.hpp>
@@ -30,12 +31,24 @@ constexpr auto store_timeout = std::chrono::seconds(30);
 struct directory_state {
   static inline const char* name = "directory";
   event_store_actor store;
+  node_metrics* metrics = nullptr;
+  std::map<std::string, tenant_actor> tenants;  // strong handles: tenants live with the node
   std::optional<directory_index> index;
   actor_counters* counters = nullptr;
   std::optional<running_guard> running;
 };
 
 using self_pointer = directory_actor::stateful_pointer<directory_state>;
+
+/// The tenant actor of `tenant_id`, spawned on first use.
+tenant_actor tenant_of(self_pointer self, const std::string& tenant_id) {
+  auto& slot = self->state.tenants[tenant_id];
+  if (!slot) {
+    slot = spawn_tenant(self->system(), tenant_id, self->state.store, *self->state.metrics);
+    self->link_to(slot);  // tenant actors go when the directory goes
+  }
+  return slot;
+}
 
 // Names and labels: bounded, printable (no control characters).
 std::optional<caf::error> check_text(const std::string& text, const char* field, bool allow_empty) {
@@ -64,6 +77,7 @@ directory_actor::behavior_type directory_behavior(self_pointer self, event_store
                                                   directory_index index, node_metrics* metrics) {
   auto& st = self->state;
   st.store = std::move(store);
+  st.metrics = metrics;
   st.index.emplace(std::move(index));
   st.counters = &metrics->actor("directory");
   st.running.emplace(*st.counters);
@@ -81,6 +95,7 @@ directory_actor::behavior_type directory_behavior(self_pointer self, event_store
         .then(
           [self, promise, tenant](const append_result&) mutable {
             self->state.index->put_tenant(tenant);
+            tenant_of(self, tenant.tenant_id);  // applies the new tenant's defaults
             promise.deliver(tenant);
           },
           [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
@@ -154,6 +169,12 @@ directory_actor::behavior_type directory_behavior(self_pointer self, event_store
       if (auto identity = self->state.index->authenticate(secret))
         return std::move(*identity);
       return make_error(errc::unauthorized, "the token is not valid");
+    },
+    [self, note](config_atom, const std::string& tenant_id) -> caf::result<tenant_actor> {
+      note();
+      if (self->state.index->tenant(tenant_id) == nullptr)
+        return make_error(errc::not_found, "no such tenant");
+      return tenant_of(self, tenant_id);
     },
   };
 }

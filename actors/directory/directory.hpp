@@ -3,6 +3,10 @@
 // and authenticates tokens in memory. Tokens are returned once, at issue,
 // and stored only as SHA-256 hashes.
 //
+// It also owns one tenant actor per tenant, spawned when the tenant is
+// created or first used; a new tenant's actor applies the default agent and
+// default web search migrations at once.
+//
 // Requests name a tenant id only where the caller is trusted to choose one
 // (the operator's admin API, or the HTTP adapter passing the id that a
 // tenant's own token selected); the directory checks that it exists.
@@ -16,6 +20,7 @@
 #include <caf/typed_actor.hpp>
 
 #include "actors/event_store/event_store.hpp"
+#include "actors/tenant/tenant.hpp"
 #include "messages/atoms.hpp"
 #include "messages/types.hpp"
 
@@ -38,7 +43,10 @@ using directory_actor = caf::typed_actor<
   // Revokes a tenant's token; not_found if the token is not that tenant's or already revoked.
   caf::replies_to<revoke_atom, token_atom, std::string, std::string>::with<token_record>,
   // Authenticates a token secret; unauthorized if it matches no live token.
-  caf::replies_to<auth_atom, std::string>::with<tenant_identity>>;
+  caf::replies_to<auth_atom, std::string>::with<tenant_identity>,
+  // The tenant actor of an existing tenant (spawned on first use, kept for the
+  // node's life); not_found for an unknown tenant.
+  caf::replies_to<config_atom, std::string>::with<tenant_actor>>;
 
 /// Spawns the directory over an index loaded from the projection.
 directory_actor spawn_directory(caf::actor_system& sys, event_store_actor store,

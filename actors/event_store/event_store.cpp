@@ -231,6 +231,18 @@ event_store_actor::behavior_type event_store_behavior(self_pointer self,
         return to_error(events.error());
       return std::move(*events);
     },
+    [self, note](scan_atom, state_atom, const std::string& prefix,
+                 uint32_t limit) -> caf::result<std::vector<state_entry>> {
+      note();
+      auto entries = self->state.db->scan_state(prefix, limit);
+      if (!entries)
+        return to_error(entries.error());
+      std::vector<state_entry> out;
+      out.reserve(entries->size());
+      for (auto& [key, value] : *entries)
+        out.push_back({std::move(key), std::move(value)});
+      return out;
+    },
     [self, note](verify_atom) -> caf::result<store_report> {
       note();
       // On the writer, between groups: the replay sees no append half-done.

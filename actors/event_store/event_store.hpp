@@ -44,6 +44,8 @@ using event_store_actor = caf::typed_actor<
   caf::replies_to<read_atom, stream_query>::with<std::vector<event_record>>,
   // Reads the first `limit` events of one tenant across its streams.
   caf::replies_to<scan_atom, std::string, uint32_t>::with<std::vector<event_record>>,
+  // Reads projection entries whose key starts with a prefix (at most `limit`).
+  caf::replies_to<scan_atom, state_atom, std::string, uint32_t>::with<std::vector<state_entry>>,
   // Re-reads every event and projection; answers what it checked or corrupt_data.
   caf::replies_to<verify_atom>::with<store_report>,
   // Answers true if RocksDB serves reads.

@@ -1,5 +1,6 @@
 #include "actors/http_api/http_api.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -128,6 +129,18 @@ std::optional<json> read_body(const httplib::Request& req, httplib::Response& re
   return std::move(*parsed);
 }
 
+/// ?limit=N for audit reads: 1..10,000, default 100.
+uint32_t audit_limit(const httplib::Request& req) {
+  constexpr uint32_t fallback = 100;
+  if (!req.has_param("limit"))
+    return fallback;
+  const auto& text = req.get_param_value("limit");
+  if (text.empty() || text.size() > 5
+      || text.find_first_not_of("0123456789") != std::string::npos)
+    return fallback;
+  return std::clamp<uint32_t>(static_cast<uint32_t>(std::stoul(text)), 1, 10000);
+}
+
 std::string string_field(const json& body, const char* name) {
   auto found = body.find(name);
   return found != body.end() && found->is_string() ? found->get<std::string>() : std::string{};
@@ -173,6 +186,34 @@ public:
     };
   }
 
+  /// Tenant configuration routes: like tenant(), and also hands `fn` the
+  /// tenant actor of the tenant the token selected.
+  template <class F>
+  httplib::Server::Handler tenant_config(F fn) {
+    return tenant([this, fn](const httplib::Request& req, httplib::Response& res,
+                             const tenant_identity& who) {
+      auto [hdl, err] = ask<tenant_actor>(*ctx_.sys, ctx_.directory, config_atom::value,
+                                          who.tenant_id);
+      if (!hdl) {
+        send_error(res, err);
+        return;
+      }
+      fn(req, res, *hdl);
+    });
+  }
+
+  /// Sends a request whose answer is JSON text and relays it.
+  template <class Handle, class... Ts>
+  void relay(httplib::Response& res, int status_code, const Handle& dest, Ts&&... xs) {
+    auto [text, err] = ask<std::string>(*ctx_.sys, dest, std::forward<Ts>(xs)...);
+    if (!text) {
+      send_error(res, err);
+      return;
+    }
+    res.status = status_code;
+    res.set_content(*text, "application/json");
+  }
+
   template <class T, class Handle, class... Ts>
   void answer(httplib::Response& res, int status_code, const Handle& dest, Ts&&... xs) {
     auto [value, err] = ask<T>(*ctx_.sys, dest, std::forward<Ts>(xs)...);
@@ -194,6 +235,7 @@ public:
   }
 
   void install(httplib::Server& srv);
+  void install_tenant_config(httplib::Server& srv);
 
   node_metrics* metrics() const noexcept { return ctx_.metrics; }
 
@@ -202,6 +244,7 @@ private:
 };
 
 void http_api::routes::install(httplib::Server& srv) {
+  install_tenant_config(srv);
   auto& ctx = ctx_;
   // -- open ------------------------------------------------------------------
   srv.Get("/healthz", [&ctx](const httplib::Request&, httplib::Response& res) {
@@ -297,6 +340,115 @@ void http_api::routes::install(httplib::Server& srv) {
       answer<token_record>(res, 200, ctx_.directory, revoke_atom::value, token_atom::value,
                            who.tenant_id, std::string{req.matches[1]});
     }));
+}
+
+// Agents, grants, routes, servers, phones, contacts, runs and audit of the
+// tenant the token selects.
+void http_api::routes::install_tenant_config(httplib::Server& srv) {
+  constexpr const char* id = "([a-z0-9_-]{1,64})";
+  auto path = [](std::string pattern, const char* part) {
+    auto pos = pattern.find("{}");
+    return pattern.replace(pos, 2, part);
+  };
+  using handle = const tenant_actor&;
+  srv.Get("/v1/agents", tenant_config([this](const httplib::Request&, httplib::Response& res,
+                                             handle t) {
+    relay(res, 200, t, list_atom::value, agent_atom::value);
+  }));
+  srv.Post("/v1/agents", tenant_config([this](const httplib::Request& req,
+                                              httplib::Response& res, handle t) {
+    auto body = read_body(req, res, {{"name", json_kind::string, true, 200}});
+    if (body)
+      relay(res, 201, t, create_atom::value, agent_atom::value, string_field(*body, "name"));
+  }));
+  srv.Get(path("/v1/agents/{}/grants", id),
+          tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+            relay(res, 200, t, list_atom::value, grant_atom::value, std::string{req.matches[1]});
+          }));
+  srv.Put(path("/v1/agents/{}/grants", id),
+          tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+            auto body = read_body(req, res,
+                                  {{"server_id", json_kind::string, false, 64},
+                                   {"tool", json_kind::string, true, 128},
+                                   {"decision", json_kind::string, true, 16}});
+            if (body)
+              relay(res, 200, t, grant_atom::value, std::string{req.matches[1]},
+                    string_field(*body, "server_id"), string_field(*body, "tool"),
+                    string_field(*body, "decision"));
+          }));
+  srv.Put(path("/v1/agents/{}/routes/([a-z0-9_.]{1,64})", id),
+          tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+            auto body = read_body(req, res,
+                                  {{"mode", json_kind::string, true, 16},
+                                   {"server_id", json_kind::string, false, 64},
+                                   {"tool", json_kind::string, false, 128}});
+            if (body)
+              relay(res, 200, t, route_atom::value, std::string{req.matches[1]},
+                    std::string{req.matches[2]}, string_field(*body, "mode"),
+                    string_field(*body, "server_id"), string_field(*body, "tool"));
+          }));
+  srv.Get("/v1/servers", tenant_config([this](const httplib::Request&, httplib::Response& res,
+                                              handle t) {
+    relay(res, 200, t, list_atom::value, server_atom::value);
+  }));
+  srv.Patch(path("/v1/servers/{}", id),
+            tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+              auto body = read_body(req, res,
+                                    {{"enabled", json_kind::boolean, false},
+                                     {"trusted", json_kind::boolean, false},
+                                     {"allowed_tools", json_kind::array, false, 1000}});
+              if (body)
+                relay(res, 200, t, server_atom::value, std::string{req.matches[1]}, body->dump());
+            }));
+  srv.Put("/v1/phones", tenant_config([this](const httplib::Request& req,
+                                             httplib::Response& res, handle t) {
+    auto body = read_body(req, res,
+                          {{"integration_id", json_kind::string, true, 64},
+                           {"provider", json_kind::string, true, 16},
+                           {"call_capable", json_kind::boolean, true},
+                           {"connected", json_kind::boolean, true},
+                           {"place_call_tool", json_kind::string, true, 128}});
+    if (body)
+      relay(res, 200, t, phone_atom::value, body->dump());
+  }));
+  srv.Put("/v1/contacts", tenant_config([this](const httplib::Request& req,
+                                               httplib::Response& res, handle t) {
+    auto body = read_body(req, res,
+                          {{"contact_id", json_kind::string, true, 64},
+                           {"display_name", json_kind::string, true, 200},
+                           {"phone", json_kind::string, true, 16},
+                           {"is_admin", json_kind::boolean, true}});
+    if (body)
+      relay(res, 200, t, contact_atom::value, body->dump());
+  }));
+  srv.Post("/v1/runs", tenant_config([this](const httplib::Request& req, httplib::Response& res,
+                                            handle t) {
+    auto body = read_body(req, res,
+                          {{"agent_id", json_kind::string, true, 64},
+                           {"channel", json_kind::string, true, 32},
+                           {"caller_number", json_kind::string, false, 16}});
+    if (body)
+      relay(res, 201, t, create_atom::value, run_atom::value, string_field(*body, "agent_id"),
+            string_field(*body, "channel"), string_field(*body, "caller_number"));
+  }));
+  srv.Get(path("/v1/runs/{}", id),
+          tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+            relay(res, 200, t, run_atom::value, std::string{req.matches[1]});
+          }));
+  srv.Get("/v1/audit", tenant_config([this](const httplib::Request& req, httplib::Response& res,
+                                            handle t) {
+    relay(res, 200, t, list_atom::value, audit_atom::value, audit_limit(req));
+  }));
+  srv.Get(path("/v1/admin/tenants/{}/audit", id),
+          admin([this](const httplib::Request& req, httplib::Response& res) {
+            auto [hdl, err] = ask<tenant_actor>(*ctx_.sys, ctx_.directory, config_atom::value,
+                                                std::string{req.matches[1]});
+            if (!hdl) {
+              send_error(res, err);
+              return;
+            }
+            relay(res, 200, *hdl, list_atom::value, audit_atom::value, audit_limit(req));
+          }));
 }
 
 http_api::http_api(http_api_context ctx) : routes_(std::make_unique<routes>(std::move(ctx))) {}

@@ -13,6 +13,7 @@
 #include "actors/http_api/http_api.hpp"
 #include "actors/metrics/node_metrics.hpp"
 #include "actors/run_host/run_host.hpp"
+#include "actors/tenant/tenant_events.hpp"
 #include "config/log.hpp"
 #include "messages/register.hpp"
 #include "storage/digest.hpp"
@@ -145,6 +146,7 @@ result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_sec
   db_opts.sync = cfg.event_store.sync;
   db_opts.max_event_bytes = cfg.event_store.max_event_bytes;
   db_opts.projectors.push_back(&directory::project);
+  db_opts.projectors.push_back(&tenant_events::project);
   auto db = event_db::open(cfg.data_dir + "/store", std::move(db_opts));
   if (!db)
     return db.error();

@@ -106,6 +106,7 @@ TEST_CASE("every wire type crosses two actor systems intact") {
   check("voxos::append_request", sample_append());
   check("voxos::append_result", append_result{3, 9});
   check("voxos::stream_query", stream_query{"t_abc", "audit", 5, 77});
+  check("voxos::state_entry", state_entry{"t_a/cfg/agent/a_1", R"({"name":"x"})"});
   check("voxos::store_report", store_report{10, 2, 4});
   check("voxos::tenant_record", sample_tenant());
   check("voxos::token_record", sample_token());
@@ -115,6 +116,7 @@ TEST_CASE("every wire type crosses two actor systems intact") {
   check("voxos::event_records", std::vector<event_record>{sample_record(), sample_record()});
   check("voxos::tenant_records", std::vector<tenant_record>{sample_tenant()});
   check("voxos::token_records", std::vector<token_record>{sample_token(), sample_token()});
+  check("voxos::state_entries", std::vector<state_entry>{{"k1", "v1"}, {"k2", "v2"}});
 
   // The list above covers exactly what register_types registers.
   std::set<std::string> registered(wire_type_names().begin(), wire_type_names().end());

@@ -63,6 +63,10 @@ public:
       res = cli.Get(path.c_str(), headers);
     else if (method == "POST")
       res = cli.Post(path.c_str(), headers, body, content_type.c_str());
+    else if (method == "PUT")
+      res = cli.Put(path.c_str(), headers, body, content_type.c_str());
+    else if (method == "PATCH")
+      res = cli.Patch(path.c_str(), headers, body, content_type.c_str());
     else if (method == "DELETE")
       res = cli.Delete(path.c_str(), headers);
     REQUIRE_MESSAGE(res, method << " " << path << " failed: " << httplib::to_string(res.error()));

@@ -1,0 +1,129 @@
+// The run's tool view: the tools one run's model sees, each with its
+// model-facing name, description and input schema, and what it stands for.
+// CAF-free, pure.
+//
+// compose_view() runs once per run, after compose_policy(), from the run's
+// effective policy snapshot and the tenant's cached discovery data; it does
+// no network I/O and never changes afterwards. It only ever shows tools the
+// snapshot allows, and only those with a definition:
+//   - internal tools: description and schema from config/internal_tools;
+//   - MCP tools: the server's cached tool_definition (a tool without a cached
+//     definition, or with an empty or non-object schema, is not in the view:
+//     no schema is ever invented);
+//   - integration place-call tools: a built-in schema (contact_id + bounded
+//     objective; the run id comes from the trusted context, never the model).
+//
+// Catalog mode (text views only). When the authorised external catalog (MCP
+// + integration tools in the view) reaches `catalog_min_tools` tools or
+// `catalog_min_schema_tokens` estimated schema tokens, the view keeps every
+// internal tool and each route's selected implementation
+// (snapshot_tool::route_action non-empty) direct, and moves the remaining
+// long-tail external tools behind three catalog tools: tool_search,
+// tool_describe, tool_call (see tool_catalog.hpp). A voice view keeps every
+// tool direct: routes are already applied in the snapshot, and a search round
+// would slow a realtime conversation.
+//
+// Token rule: a tool's estimated schema tokens are
+//   ceil((bytes(tool name) + bytes(description) + bytes(input schema)) / bytes_per_token)
+// with bytes_per_token = 4 by default (view_options). It is an estimate for
+// a threshold, not a tokenizer.
+//
+// Model-facing names match ^[A-Za-z0-9_-]{1,64}$ and are unique in the view
+// (direct and catalog entries together). Internal tool names and the three
+// catalog tool names are reserved and never change. An external tool keeps
+// its own name (characters outside the set become '_', cut to 64 bytes)
+// unless a reserved name or another external tool has it; then every tool
+// sharing it, at once, is suffixed "__<server slug>" (the server's preset
+// variant, else preset id, else label, lowercased, at most 16 characters; for
+// integrations the provider), then if still shared "_<6 hex digits of
+// FNV-1a(server id)>" instead, then "_<6 hex of FNV-1a(server id, tool)>",
+// and only on a hash collision the entry's position. The name is cut, never
+// the suffix. Names depend on the snapshot's tools and the tenant's server
+// records, not on their order (short of that collision). Each entry keeps its (origin, server_id, tool): execution
+// never relies on the name.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "actors/tenant/policy.hpp"
+#include "actors/tenant/tenant_model.hpp"
+
+namespace voxos {
+
+enum class view_kind : uint8_t {
+  text,   ///< text runs: large external catalogs go behind the catalog tools
+  voice,  ///< voice sessions: every allowed tool stays direct
+};
+
+struct view_options {
+  /// Catalog mode from this many external (MCP + integration) tools on.
+  std::size_t catalog_min_tools = 10;
+  /// Catalog mode from this many estimated external schema tokens on.
+  std::size_t catalog_min_schema_tokens = 10'000;
+  /// The token rule's divisor: tokens = ceil(bytes(name + description + schema) / this).
+  /// 0 is treated as 1.
+  std::size_t bytes_per_token = 4;
+};
+
+/// What a view entry is.
+enum class view_role : uint8_t {
+  tool,              ///< an allowed tool of the snapshot
+  catalog_search,    ///< tool_search
+  catalog_describe,  ///< tool_describe
+  catalog_call,      ///< tool_call
+};
+
+/// One tool as the model sees it, and what it stands for.
+struct view_entry {
+  std::string model_name;    ///< unique in the view
+  std::string title;         ///< the MCP tool's title, or empty
+  std::string description;
+  std::string input_schema;  ///< JSON Schema as text, never empty
+  std::size_t schema_tokens = 0;  ///< by the view's token rule
+  view_role role = view_role::tool;
+  // What it stands for (role == tool):
+  tool_origin origin = tool_origin::internal;
+  std::string server_id;     ///< MCP server or phone integration id; empty for internal
+  std::string tool;          ///< the tool's own name at its origin
+  std::string server_slug;   ///< short display label of its server, or empty
+  std::string route_action;  ///< the action route that selected it, or empty
+  risk_level risk = risk_level::medium;
+  bool read_only = false;
+};
+
+/// The run's tool view. Immutable once composed.
+struct tool_view {
+  view_kind kind = view_kind::text;
+  /// True when the long tail sits behind the catalog tools.
+  bool catalog_mode = false;
+  /// The authorised external catalog that decided the mode.
+  std::size_t external_tools = 0;
+  std::size_t external_schema_tokens = 0;
+  /// What the model sees, in order: internal tools (registry order), the
+  /// catalog tools (catalog mode), then external tools (integrations, then
+  /// MCP by server id and name).
+  std::vector<view_entry> direct;
+  /// The long tail behind the catalog tools, by model name; empty unless
+  /// catalog_mode.
+  std::vector<view_entry> catalog;
+
+  /// The direct entry with this model-facing name, or nullptr.
+  const view_entry* find_direct(std::string_view model_name) const;
+};
+
+/// Estimated schema tokens by the rule above.
+std::size_t estimate_schema_tokens(std::string_view name, std::string_view description,
+                                   std::string_view input_schema,
+                                   const view_options& opts) noexcept;
+
+/// Composes the view. `tenant` must be the state the snapshot was composed
+/// from (or a later one: a tool whose definition has since disappeared is
+/// left out, never shown without a schema).
+tool_view compose_view(const effective_policy& snapshot, const tenant_state& tenant,
+                       const view_options& opts, view_kind kind);
+
+} // namespace voxos

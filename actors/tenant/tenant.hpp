@@ -1,0 +1,61 @@
+// The tenant actor: one per tenant, the only door to its configuration and
+// its runs' policy snapshots. It loads its state from the projection when it
+// starts, applies pending migrations (default agent, default Exa server,
+// contact-search prerequisite), and serialises every change: the change's
+// events are appended durably before the state in memory moves.
+//
+// Requests carry no tenant id: the directory hands out the handle of the
+// tenant that an authenticated token selected. Arguments and answers are
+// JSON text where they mirror the HTTP API.
+//
+// Lifecycle:  loading (its creator waits for `ready`) --> serving --exit--> gone
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "actors/event_store/event_store.hpp"
+#include "messages/atoms.hpp"
+
+namespace voxos {
+
+class node_metrics;
+
+using tenant_actor = caf::typed_actor<
+  // Lists the agents: JSON array.
+  caf::replies_to<list_atom, agent_atom>::with<std::string>,
+  // Creates an agent with a name; answers the agent as JSON.
+  caf::replies_to<create_atom, agent_atom, std::string>::with<std::string>,
+  // The grants page of one agent: JSON array of {server_id, tool, decision, allowed, reason}.
+  caf::replies_to<list_atom, grant_atom, std::string>::with<std::string>,
+  // Sets one grant (agent, server id or "", tool, "allow"|"deny"|"default"); answers the page row.
+  caf::replies_to<grant_atom, std::string, std::string, std::string, std::string>::with<std::string>,
+  // Sets an action route (agent, action, "automatic"|"pinned", server, tool); answers it as JSON.
+  caf::replies_to<route_atom, std::string, std::string, std::string, std::string,
+                  std::string>::with<std::string>,
+  // Lists the MCP server records (without cached schemas): JSON array.
+  caf::replies_to<list_atom, server_atom>::with<std::string>,
+  // Patches a server: JSON {"enabled"?, "trusted"?, "allowed_tools"?}; answers the record.
+  caf::replies_to<server_atom, std::string, std::string>::with<std::string>,
+  // Adds or replaces a phone integration (JSON phone_integration); answers it.
+  caf::replies_to<phone_atom, std::string>::with<std::string>,
+  // Adds or replaces a saved contact (JSON contact_record); answers it.
+  caf::replies_to<contact_atom, std::string>::with<std::string>,
+  // Starts a run: agent id, channel name, caller number; composes, persists and
+  // audits its snapshot; answers {"run_id","snapshot","view"}.
+  caf::replies_to<create_atom, run_atom, std::string, std::string, std::string>::with<std::string>,
+  // A run's persisted snapshot and view: {"run_id","snapshot","view"}.
+  caf::replies_to<run_atom, std::string>::with<std::string>,
+  // The newest audit rows (at most the given count): JSON array.
+  caf::replies_to<list_atom, audit_atom, uint32_t>::with<std::string>>;
+
+/// Spawns a tenant actor. It loads its state from `store` (and applies pending
+/// migrations) before it handles any request: callers may send right away.
+tenant_actor spawn_tenant(caf::actor_system& sys, std::string tenant_id, event_store_actor store,
+                          node_metrics& metrics);
+
+} // namespace voxos
