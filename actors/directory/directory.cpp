@@ -32,7 +32,7 @@ struct directory_state {
   static inline const char* name = "directory";
   event_store_actor store;
   node_metrics* metrics = nullptr;
-  std::map<std::string, tenant_actor> tenants;  // strong handles: tenants live with the node
+  std::map<std::string, tenant_actor> tenants; // strong handles: tenants live with the node
   std::optional<directory_index> index;
   actor_counters* counters = nullptr;
   std::optional<running_guard> running;
@@ -45,7 +45,7 @@ tenant_actor tenant_of(self_pointer self, const std::string& tenant_id) {
   auto& slot = self->state.tenants[tenant_id];
   if (!slot) {
     slot = spawn_tenant(self->system(), tenant_id, self->state.store, *self->state.metrics);
-    self->link_to(slot);  // tenant actors go when the directory goes
+    self->link_to(slot); // tenant actors go when the directory goes
   }
   return slot;
 }
@@ -95,7 +95,7 @@ directory_actor::behavior_type directory_behavior(self_pointer self, event_store
         .then(
           [self, promise, tenant](const append_result&) mutable {
             self->state.index->put_tenant(tenant);
-            tenant_of(self, tenant.tenant_id);  // applies the new tenant's defaults
+            tenant_of(self, tenant.tenant_id); // applies the new tenant's defaults
             promise.deliver(tenant);
           },
           [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });

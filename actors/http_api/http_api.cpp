@@ -135,8 +135,7 @@ uint32_t audit_limit(const httplib::Request& req) {
   if (!req.has_param("limit"))
     return fallback;
   const auto& text = req.get_param_value("limit");
-  if (text.empty() || text.size() > 5
-      || text.find_first_not_of("0123456789") != std::string::npos)
+  if (text.empty() || text.size() > 5 || text.find_first_not_of("0123456789") != std::string::npos)
     return fallback;
   return std::clamp<uint32_t>(static_cast<uint32_t>(std::stoul(text)), 1, 10000);
 }
@@ -190,16 +189,16 @@ public:
   /// tenant actor of the tenant the token selected.
   template <class F>
   httplib::Server::Handler tenant_config(F fn) {
-    return tenant([this, fn](const httplib::Request& req, httplib::Response& res,
-                             const tenant_identity& who) {
-      auto [hdl, err] = ask<tenant_actor>(*ctx_.sys, ctx_.directory, config_atom::value,
-                                          who.tenant_id);
-      if (!hdl) {
-        send_error(res, err);
-        return;
-      }
-      fn(req, res, *hdl);
-    });
+    return tenant(
+      [this, fn](const httplib::Request& req, httplib::Response& res, const tenant_identity& who) {
+        auto [hdl, err] =
+          ask<tenant_actor>(*ctx_.sys, ctx_.directory, config_atom::value, who.tenant_id);
+        if (!hdl) {
+          send_error(res, err);
+          return;
+        }
+        fn(req, res, *hdl);
+      });
   }
 
   /// Sends a request whose answer is JSON text and relays it.
@@ -351,16 +350,17 @@ void http_api::routes::install_tenant_config(httplib::Server& srv) {
     return pattern.replace(pos, 2, part);
   };
   using handle = const tenant_actor&;
-  srv.Get("/v1/agents", tenant_config([this](const httplib::Request&, httplib::Response& res,
-                                             handle t) {
-    relay(res, 200, t, list_atom::value, agent_atom::value);
-  }));
-  srv.Post("/v1/agents", tenant_config([this](const httplib::Request& req,
-                                              httplib::Response& res, handle t) {
-    auto body = read_body(req, res, {{"name", json_kind::string, true, 200}});
-    if (body)
-      relay(res, 201, t, create_atom::value, agent_atom::value, string_field(*body, "name"));
-  }));
+  srv.Get("/v1/agents",
+          tenant_config([this](const httplib::Request&, httplib::Response& res, handle t) {
+            relay(res, 200, t, list_atom::value, agent_atom::value);
+          }));
+  srv.Post("/v1/agents",
+           tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+             auto body = read_body(req, res, {{"name", json_kind::string, true, 200}});
+             if (body)
+               relay(res, 201, t, create_atom::value, agent_atom::value,
+                     string_field(*body, "name"));
+           }));
   srv.Get(path("/v1/agents/{}/grants", id),
           tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
             relay(res, 200, t, list_atom::value, grant_atom::value, std::string{req.matches[1]});
@@ -387,10 +387,10 @@ void http_api::routes::install_tenant_config(httplib::Server& srv) {
                     std::string{req.matches[2]}, string_field(*body, "mode"),
                     string_field(*body, "server_id"), string_field(*body, "tool"));
           }));
-  srv.Get("/v1/servers", tenant_config([this](const httplib::Request&, httplib::Response& res,
-                                              handle t) {
-    relay(res, 200, t, list_atom::value, server_atom::value);
-  }));
+  srv.Get("/v1/servers",
+          tenant_config([this](const httplib::Request&, httplib::Response& res, handle t) {
+            relay(res, 200, t, list_atom::value, server_atom::value);
+          }));
   srv.Patch(path("/v1/servers/{}", id),
             tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
               auto body = read_body(req, res,
@@ -400,45 +400,46 @@ void http_api::routes::install_tenant_config(httplib::Server& srv) {
               if (body)
                 relay(res, 200, t, server_atom::value, std::string{req.matches[1]}, body->dump());
             }));
-  srv.Put("/v1/phones", tenant_config([this](const httplib::Request& req,
-                                             httplib::Response& res, handle t) {
-    auto body = read_body(req, res,
-                          {{"integration_id", json_kind::string, true, 64},
-                           {"provider", json_kind::string, true, 16},
-                           {"call_capable", json_kind::boolean, true},
-                           {"connected", json_kind::boolean, true},
-                           {"place_call_tool", json_kind::string, true, 128}});
-    if (body)
-      relay(res, 200, t, phone_atom::value, body->dump());
-  }));
-  srv.Put("/v1/contacts", tenant_config([this](const httplib::Request& req,
-                                               httplib::Response& res, handle t) {
-    auto body = read_body(req, res,
-                          {{"contact_id", json_kind::string, true, 64},
-                           {"display_name", json_kind::string, true, 200},
-                           {"phone", json_kind::string, true, 16},
-                           {"is_admin", json_kind::boolean, true}});
-    if (body)
-      relay(res, 200, t, contact_atom::value, body->dump());
-  }));
-  srv.Post("/v1/runs", tenant_config([this](const httplib::Request& req, httplib::Response& res,
-                                            handle t) {
-    auto body = read_body(req, res,
-                          {{"agent_id", json_kind::string, true, 64},
-                           {"channel", json_kind::string, true, 32},
-                           {"caller_number", json_kind::string, false, 16}});
-    if (body)
-      relay(res, 201, t, create_atom::value, run_atom::value, string_field(*body, "agent_id"),
-            string_field(*body, "channel"), string_field(*body, "caller_number"));
-  }));
+  srv.Put("/v1/phones",
+          tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+            auto body = read_body(req, res,
+                                  {{"integration_id", json_kind::string, true, 64},
+                                   {"provider", json_kind::string, true, 16},
+                                   {"call_capable", json_kind::boolean, true},
+                                   {"connected", json_kind::boolean, true},
+                                   {"place_call_tool", json_kind::string, true, 128}});
+            if (body)
+              relay(res, 200, t, phone_atom::value, body->dump());
+          }));
+  srv.Put("/v1/contacts",
+          tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+            auto body = read_body(req, res,
+                                  {{"contact_id", json_kind::string, true, 64},
+                                   {"display_name", json_kind::string, true, 200},
+                                   {"phone", json_kind::string, true, 16},
+                                   {"is_admin", json_kind::boolean, true}});
+            if (body)
+              relay(res, 200, t, contact_atom::value, body->dump());
+          }));
+  srv.Post("/v1/runs",
+           tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+             auto body = read_body(req, res,
+                                   {{"agent_id", json_kind::string, true, 64},
+                                    {"channel", json_kind::string, true, 32},
+                                    {"caller_number", json_kind::string, false, 16}});
+             if (body)
+               relay(res, 201, t, create_atom::value, run_atom::value,
+                     string_field(*body, "agent_id"), string_field(*body, "channel"),
+                     string_field(*body, "caller_number"));
+           }));
   srv.Get(path("/v1/runs/{}", id),
           tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
             relay(res, 200, t, run_atom::value, std::string{req.matches[1]});
           }));
-  srv.Get("/v1/audit", tenant_config([this](const httplib::Request& req, httplib::Response& res,
-                                            handle t) {
-    relay(res, 200, t, list_atom::value, audit_atom::value, audit_limit(req));
-  }));
+  srv.Get("/v1/audit",
+          tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+            relay(res, 200, t, list_atom::value, audit_atom::value, audit_limit(req));
+          }));
   srv.Get(path("/v1/admin/tenants/{}/audit", id),
           admin([this](const httplib::Request& req, httplib::Response& res) {
             auto [hdl, err] = ask<tenant_actor>(*ctx_.sys, ctx_.directory, config_atom::value,

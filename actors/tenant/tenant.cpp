@@ -247,9 +247,9 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
       note();
       auto events = tenant_logic::set_grant(self->state.cfg, agent_id, server_id, tool, decision);
       if (!events)
-        return refuse(self, events.error(),
-                      {{"op", "set_grant"}, {"agent_id", agent_id}, {"server_id", server_id},
-                       {"tool", tool}});
+        return refuse(
+          self, events.error(),
+          {{"op", "set_grant"}, {"agent_id", agent_id}, {"server_id", server_id}, {"tool", tool}});
       return commit(self, std::move(*events), [self, agent_id, server_id, tool] {
         auto d = check_grant(self->state.cfg.state, agent_id, server_id, tool);
         std::string decision = "default";
@@ -257,8 +257,7 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
           if (g.agent_id == agent_id && g.server_id == server_id && g.tool == tool)
             decision = g.decision == grant_decision::allow ? "allow" : "deny";
         return json{{"agent_id", agent_id}, {"server_id", server_id}, {"tool", tool},
-                    {"decision", decision}, {"allowed", d.allowed()},
-                    {"reason", to_string(d.why)}}
+                    {"decision", decision}, {"allowed", d.allowed()}, {"reason", to_string(d.why)}}
           .dump();
       });
     },
@@ -266,12 +265,12 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
                  const std::string& mode, const std::string& server_id,
                  const std::string& tool) -> caf::result<std::string> {
       note();
-      auto events = tenant_logic::set_route(self->state.cfg, agent_id, action, mode, server_id,
-                                            tool);
+      auto events =
+        tenant_logic::set_route(self->state.cfg, agent_id, action, mode, server_id, tool);
       if (!events)
-        return refuse(self, events.error(),
-                      {{"op", "set_route"}, {"agent_id", agent_id}, {"server_id", server_id},
-                       {"tool", tool}});
+        return refuse(
+          self, events.error(),
+          {{"op", "set_route"}, {"agent_id", agent_id}, {"server_id", server_id}, {"tool", tool}});
       auto route = json::parse(events->front().data)["route"];
       return commit(self, std::move(*events), [route] { return route.dump(); });
     },
@@ -374,11 +373,14 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
         {"run.started", json{{"run_id", ctx.run_id}, {"snapshot", snapshot_json}}.dump()});
       run_record.expected_next = 1;
       audit(self, "policy.composed",
-            {{"run_id", ctx.run_id}, {"agent_id", agent_id}, {"channel", chan},
-             {"caller", to_string(snapshot.caller)}, {"decisions", audit_decisions(snapshot)}});
+            {{"run_id", ctx.run_id},
+             {"agent_id", agent_id},
+             {"channel", chan},
+             {"caller", to_string(snapshot.caller)},
+             {"decisions", audit_decisions(snapshot)}});
       auto promise = self->make_response_promise<std::string>();
-      auto answer = json{{"run_id", ctx.run_id}, {"snapshot", snapshot_json}, {"view", view_json}}
-                      .dump();
+      auto answer =
+        json{{"run_id", ctx.run_id}, {"snapshot", snapshot_json}, {"view", view_json}}.dump();
       self->request(st.store, store_timeout, append_atom::value, std::move(run_record))
         .then(
           [self, promise, answer, run_id = ctx.run_id, snapshot = std::move(snapshot),
@@ -408,19 +410,19 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
               return;
             }
             auto doc = json::parse(events.front().data, nullptr, false);
-            auto snapshot = doc.is_object() ? tenant_events::policy_from_json(doc["snapshot"])
-                                            : result<effective_policy>{status::error(
-                                                errc::corrupt_data, "run record")};
+            auto snapshot =
+              doc.is_object()
+                ? tenant_events::policy_from_json(doc["snapshot"])
+                : result<effective_policy>{status::error(errc::corrupt_data, "run record")};
             if (!snapshot) {
               promise.deliver(to_error(snapshot.error()));
               return;
             }
             auto view = compose_view(*snapshot, self->state.cfg.state, self->state.view_opts,
                                      kind_of(snapshot->chan));
-            promise.deliver(json{{"run_id", run_id},
-                                 {"snapshot", doc["snapshot"]},
-                                 {"view", view_to_json(view)}}
-                              .dump());
+            promise.deliver(
+              json{{"run_id", run_id}, {"snapshot", doc["snapshot"]}, {"view", view_to_json(view)}}
+                .dump());
           },
           [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
       return promise;

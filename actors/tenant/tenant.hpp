@@ -33,7 +33,8 @@ using tenant_actor = caf::typed_actor<
   // The grants page of one agent: JSON array of {server_id, tool, decision, allowed, reason}.
   caf::replies_to<list_atom, grant_atom, std::string>::with<std::string>,
   // Sets one grant (agent, server id or "", tool, "allow"|"deny"|"default"); answers the page row.
-  caf::replies_to<grant_atom, std::string, std::string, std::string, std::string>::with<std::string>,
+  caf::replies_to<grant_atom, std::string, std::string, std::string,
+                  std::string>::with<std::string>,
   // Sets an action route (agent, action, "automatic"|"pinned", server, tool); answers it as JSON.
   caf::replies_to<route_atom, std::string, std::string, std::string, std::string,
                   std::string>::with<std::string>,

@@ -66,7 +66,8 @@ status check_text(const std::string& text, const char* field) {
     return status::error(errc::out_of_range, std::string{field} + ": longer than 200 bytes");
   for (unsigned char c : text)
     if (c < 0x20 || c == 0x7F)
-      return status::error(errc::out_of_range, std::string{field} + ": contains control characters");
+      return status::error(errc::out_of_range,
+                           std::string{field} + ": contains control characters");
   return status::ok();
 }
 
@@ -87,8 +88,8 @@ std::optional<event_draft> contact_prerequisite(const tenant_state& t) {
   });
   if (!call_capable && !place_call_allowed)
     return std::nullopt;
-  return tenant_events::grant_set({agent->agent_id, "", std::string{internal_names::search_contacts},
-                                   grant_decision::allow});
+  return tenant_events::grant_set(
+    {agent->agent_id, "", std::string{internal_names::search_contacts}, grant_decision::allow});
 }
 
 } // namespace
@@ -96,7 +97,7 @@ std::optional<event_draft> contact_prerequisite(const tenant_state& t) {
 std::vector<event_draft> pending_migrations(const loaded_tenant& t, const id_maker& make_id,
                                             int64_t now_us) {
   std::vector<event_draft> out;
-  auto state = t.state;  // migrations see each other's effects
+  auto state = t.state; // migrations see each other's effects
   if (t.migrations.count(migration_default_agent) == 0) {
     if (state.agents.empty()) {
       agent_record agent{make_id("a_"), "Default", true};
@@ -201,10 +202,9 @@ result<std::vector<event_draft>> set_route(const loaded_tenant& t, const std::st
   auto preset_id = server->second.preset_id;
   if (preset_id == preset_ids::exa_api_key)
     preset_id = std::string{preset_ids::exa};
-  bool member = std::any_of(group->members.begin(), group->members.end(),
-                            [&](const route_member& m) {
-                              return m.preset_id == preset_id && m.tool == tool;
-                            });
+  bool member =
+    std::any_of(group->members.begin(), group->members.end(),
+                [&](const route_member& m) { return m.preset_id == preset_id && m.tool == tool; });
   if (!member)
     return status::error(errc::out_of_range,
                          "tool: not an implementation of this action on that server");
@@ -233,8 +233,9 @@ result<std::vector<event_draft>> upsert_contact(const loaded_tenant&,
   if (auto st = check_text(contact.display_name, "display_name"); !st)
     return st;
   const auto& phone = contact.phone;
-  bool e164 = phone.size() >= 9 && phone.size() <= 16 && phone.front() == '+'
-              && std::all_of(phone.begin() + 1, phone.end(), [](char c) { return c >= '0' && c <= '9'; });
+  bool e164 =
+    phone.size() >= 9 && phone.size() <= 16 && phone.front() == '+'
+    && std::all_of(phone.begin() + 1, phone.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (!e164)
     return status::error(errc::out_of_range, "phone: expected E.164 (+ and 8 to 15 digits)");
   return std::vector<event_draft>{tenant_events::contact_upserted(contact)};
@@ -248,7 +249,7 @@ result<std::vector<event_draft>> patch_server(const loaded_tenant& t, const std:
   auto server = found->second;
   if (patch.enabled) {
     if (*patch.enabled && !server.enabled)
-      server.connected = false;  // back through the test-and-grant flow
+      server.connected = false; // back through the test-and-grant flow
     server.enabled = *patch.enabled;
   }
   if (patch.trusted)

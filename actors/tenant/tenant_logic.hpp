@@ -43,17 +43,16 @@ result<std::vector<event_draft>> create_agent(const tenant_events::loaded_tenant
 /// Errors: not_found (agent, server of this tenant, tool), out_of_range (decision).
 result<std::vector<event_draft>> set_grant(const tenant_events::loaded_tenant& t,
                                            const std::string& agent_id,
-                                           const std::string& server_id,
-                                           const std::string& tool, const std::string& decision);
+                                           const std::string& server_id, const std::string& tool,
+                                           const std::string& decision);
 
 /// Sets an agent's action route: mode "automatic", or "pinned" to an exact
 /// (server, tool) that is a member of the action's group on a server of this
 /// tenant. Errors: not_found (agent, action, server), out_of_range (mode, tool
 /// not a member of the action).
 result<std::vector<event_draft>> set_route(const tenant_events::loaded_tenant& t,
-                                           const std::string& agent_id,
-                                           const std::string& action, const std::string& mode,
-                                           const std::string& server_id,
+                                           const std::string& agent_id, const std::string& action,
+                                           const std::string& mode, const std::string& server_id,
                                            const std::string& tool);
 
 /// Adds or replaces a phone integration; connecting a call-capable one adds

@@ -9,6 +9,7 @@
 //   voxosctl [options] tokens list TENANT_ID
 //   voxosctl [options] tokens issue TENANT_ID [LABEL]
 //   voxosctl [options] tokens revoke TENANT_ID TOKEN_ID
+//   voxosctl [options] audit TENANT_ID [LIMIT]  the tenant's newest policy decisions
 //   voxosctl [options] whoami                   (with VOXOS_TOKEN: a tenant token, over CAF)
 //
 // Options: --data-dir DIR (default ./var: finds runtime.json and, on the
@@ -235,12 +236,39 @@ int cmd_whoami(const options& opts) {
   });
 }
 
+// One line per audited decision: time, phase, run, agent, channel, tool, reason.
+int cmd_audit(const options& opts, const std::string& tenant_id, const std::string& limit) {
+  auto answer = call(opts, "GET", "/v1/admin/tenants/" + tenant_id + "/audit?limit=" + limit);
+  if (!answer || answer->status != 200)
+    return print_answer(answer);
+  auto rows = json::parse(answer->body, nullptr, false);
+  if (!rows.is_array())
+    return fail("the node answered something that is not a JSON array");
+  std::printf("%-8s %-20s %-20s %-16s %-32s %s\n", "phase", "run", "agent", "channel", "tool",
+              "reason");
+  for (auto& row : rows) {
+    auto text = [&](const char* key) {
+      auto found = row.find(key);
+      return found != row.end() && found->is_string() ? found->get<std::string>()
+                                                      : std::string{"-"};
+    };
+    auto tool = text("tool");
+    if (auto server = text("server_id"); server != "-" && !server.empty())
+      tool += "@" + server;
+    auto why = row.contains("reason") ? text("reason") : text("code");
+    std::printf("%-8s %-20s %-20s %-16s %-32s %s\n", text("phase").c_str(), text("run_id").c_str(),
+                text("agent_id").c_str(), text("channel").c_str(), tool.c_str(), why.c_str());
+  }
+  return 0;
+}
+
 int usage() {
-  std::fprintf(stderr, "usage: voxosctl [--data-dir DIR] [--url URL] [--caf HOST:PORT] COMMAND\n"
-                       "commands: status | metrics | ping | verify | whoami\n"
-                       "          tenants list | tenants create NAME\n"
-                       "          tokens list TENANT_ID | tokens issue TENANT_ID [LABEL]\n"
-                       "          tokens revoke TENANT_ID TOKEN_ID\n");
+  std::fprintf(stderr,
+               "usage: voxosctl [--data-dir DIR] [--url URL] [--caf HOST:PORT] COMMAND\n"
+               "commands: status | metrics | ping | verify | whoami | audit TENANT_ID [LIMIT]\n"
+               "          tenants list | tenants create NAME\n"
+               "          tokens list TENANT_ID | tokens issue TENANT_ID [LABEL]\n"
+               "          tokens revoke TENANT_ID TOKEN_ID\n");
   return 2;
 }
 
@@ -285,6 +313,8 @@ int main(int argc, char** argv) {
     return cmd_whoami(opts);
   if (is(1, "verify"))
     return print_answer(call(opts, "GET", "/v1/admin/store/verify"));
+  if (is(2, "audit"))
+    return cmd_audit(opts, a[1], a.size() > 2 ? a[2] : "100");
   if (is(2, "tenants", "list"))
     return print_answer(call(opts, "GET", "/v1/admin/tenants"));
   if (is(3, "tenants", "create"))

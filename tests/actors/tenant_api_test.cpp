@@ -171,15 +171,15 @@ TEST_CASE("a route pinned to another tenant's server is refused and changes noth
 
 TEST_CASE("a model-supplied tenant agent or server id in a body is refused") {
   tenant_fixture f;
-  auto run = f.node.call("POST", "/v1/runs", f.token,
-                         json{{"agent_id", f.agent_id},
-                              {"channel", "owner_text_chat"},
-                              {"tenant_id", "t_other"}}
-                           .dump());
+  auto run = f.node.call(
+    "POST", "/v1/runs", f.token,
+    json{{"agent_id", f.agent_id}, {"channel", "owner_text_chat"}, {"tenant_id", "t_other"}}
+      .dump());
   CHECK(run.status == 400);
   CHECK(error_code(run) == "unknown_field");
-  auto unknown_agent = f.node.call("POST", "/v1/runs", f.token,
-                                   json{{"agent_id", "a_not_mine"}, {"channel", "owner_text_chat"}}.dump());
+  auto unknown_agent =
+    f.node.call("POST", "/v1/runs", f.token,
+                json{{"agent_id", "a_not_mine"}, {"channel", "owner_text_chat"}}.dump());
   CHECK(unknown_agent.status == 404);
   auto bad_channel = f.node.call("POST", "/v1/runs", f.token,
                                  json{{"agent_id", f.agent_id}, {"channel", "telepathy"}}.dump());
@@ -189,7 +189,8 @@ TEST_CASE("a model-supplied tenant agent or server id in a body is refused") {
   CHECK(subagent.status == 400);
 }
 
-TEST_CASE("connecting a call-capable phone adds the contact-search prerequisite unless a decision exists") {
+TEST_CASE(
+  "connecting a call-capable phone adds the contact-search prerequisite unless a decision exists") {
   tenant_fixture f;
   json phone{{"integration_id", "ph_1"},
              {"provider", "twilio"},
@@ -232,7 +233,9 @@ TEST_CASE("an inbound SMS from an unknown sender gets only the messaging interse
   CHECK_FALSE(snapshot_has(run, "search_contacts"));
   CHECK_FALSE(snapshot_has(run, "create_agent_memory"));
   // A saved Admin contact with that exact number keeps the contact search.
-  json contact{{"contact_id", "c_1"}, {"display_name", "Owner"}, {"phone", "+15550000002"},
+  json contact{{"contact_id", "c_1"},
+               {"display_name", "Owner"},
+               {"phone", "+15550000002"},
                {"is_admin", true}};
   REQUIRE(f.node.call("PUT", "/v1/contacts", f.token, contact.dump()).status == 200);
   auto admin = f.start_run("sms", "+15550000002");
@@ -262,8 +265,8 @@ TEST_CASE("every composition decision is audited per tenant") {
   CHECK(allow_seen);
   CHECK(deny_seen);
   // Operators read the same through the admin route; other tenants see none of it.
-  auto admin_rows = f.node.call("GET", "/v1/admin/tenants/" + f.tenant_id + "/audit?limit=500",
-                                admin_token);
+  auto admin_rows =
+    f.node.call("GET", "/v1/admin/tenants/" + f.tenant_id + "/audit?limit=500", admin_token);
   CHECK(admin_rows.body.size() == rows.body.size());
   auto other = f.node.make_tenant("Other");
   for (auto& row : f.node.call("GET", "/v1/audit?limit=500", other.second).body)

@@ -88,3 +88,37 @@ TEST_CASE("a production configuration without a secret source refuses to start")
   CHECK(node.proc().error_output().find("secrets.source") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir.path() / "var" / "secrets.json"));
 }
+
+TEST_CASE("voxosctl audit prints a tenant's policy decisions") {
+  test::temp_dir dir;
+  test::voxosd_process node{dir, test::test_config(dir)};
+  REQUIRE(node.wait_up());
+  httplib::Headers admin{{"Authorization", "Bearer " + node.admin_token()}};
+  auto cli = node.client();
+  auto created = cli.Post("/v1/admin/tenants", admin, R"({"name":"Acme"})", "application/json");
+  REQUIRE(created);
+  auto tenant_id = nlohmann::json::parse(created->body)["tenant_id"].get<std::string>();
+  auto issued = cli.Post(("/v1/admin/tenants/" + tenant_id + "/tokens").c_str(), admin, "{}",
+                         "application/json");
+  REQUIRE(issued);
+  httplib::Headers tenant{
+    {"Authorization", "Bearer " + nlohmann::json::parse(issued->body)["token"].get<std::string>()}};
+  auto agents = cli.Get("/v1/agents", tenant);
+  REQUIRE(agents);
+  auto agent_id = nlohmann::json::parse(agents->body)[0]["agent_id"].get<std::string>();
+  auto run = cli.Post("/v1/runs", tenant,
+                      nlohmann::json{{"agent_id", agent_id}, {"channel", "owner_text_chat"}}.dump(),
+                      "application/json");
+  REQUIRE(run);
+  REQUIRE(run->status == 201);
+
+  test::child_process ctl{
+    {VOXOSCTL_PATH, "--data-dir", (dir.path() / "var").string(), "audit", tenant_id, "200"},
+    dir.str(),
+    (dir.path() / "audit.log").string()};
+  const auto& out = ctl.read_all();
+  CHECK(ctl.wait() == 0);
+  CHECK(out.find("platform_default") != std::string::npos);
+  CHECK(out.find("web_search_exa@") != std::string::npos);
+  CHECK(out.find("not_granted") != std::string::npos);
+}

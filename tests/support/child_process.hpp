@@ -102,6 +102,12 @@ public:
     }
   }
 
+  /// Reads stdout to its end (the process closed it or exited).
+  const std::string& read_all(std::chrono::seconds deadline = std::chrono::seconds(60)) {
+    wait_for_line(std::string(1, '\0'), deadline);
+    return out_;
+  }
+
   void signal(int sig) {
     if (pid_ > 0 && !exited_)
       ::kill(pid_, sig);
