@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -605,19 +606,13 @@ std::string key_of(const agent_record& x) {
 std::string key_of(const mcp_server_record& x) {
   return "server/" + x.server_id;
 }
-std::string grant_key(const std::string& agent_id, const std::string& server_id,
-                      const std::string& tool) {
-  return "grant/" + agent_id + "/" + (server_id.empty() ? std::string{"-"} : server_id) + "/"
-         + tool;
-}
+/// An internal grant (no server) has "-" in the server's place.
 std::string key_of(const tool_grant& x) {
-  return grant_key(x.agent_id, x.server_id, x.tool);
-}
-std::string route_key(const std::string& agent_id, const std::string& action) {
-  return "route/" + agent_id + "/" + action;
+  return "grant/" + x.agent_id + "/" + (x.server_id.empty() ? std::string{"-"} : x.server_id) + "/"
+         + x.tool;
 }
 std::string key_of(const action_route& x) {
-  return route_key(x.agent_id, x.action);
+  return "route/" + x.agent_id + "/" + x.action;
 }
 std::string key_of(const contact_record& x) {
   return "contact/" + x.contact_id;
