@@ -139,6 +139,7 @@ result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_sec
   auto state = std::make_unique<impl>();
   state->cfg = cfg;
   state->node_id = "n_" + digest::random_hex(6);
+  log::set_level(cfg.log_level);
 
   // Storage first: a locked or corrupt data directory stops the start before
   // anything else runs.

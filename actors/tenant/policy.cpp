@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <tuple>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "config/internal_tools.hpp"
 #include "config/presets.hpp"
@@ -14,33 +16,42 @@ constexpr std::string_view web_search_exa = "web_search_exa";
 
 // -- base policy ---------------------------------------------------------------
 
-/// The explicit decision of `agent` for one tool, if any (the last one wins).
-std::optional<grant_decision> explicit_decision(const tenant_state& tenant,
-                                                std::string_view agent_id,
-                                                std::string_view server_id, std::string_view tool) {
-  std::optional<grant_decision> out;
-  for (const auto& g : tenant.grants)
-    if (g.agent_id == agent_id && g.server_id == server_id && g.tool == tool)
-      out = g.decision;
-  return out;
-}
+/// One agent's explicit decisions, indexed by (server id, tool): built once
+/// per composition so each lookup is a hash probe, not a scan of every grant.
+class grant_index {
+public:
+  grant_index(const tenant_state& tenant, std::string_view agent_id) {
+    for (const auto& g : tenant.grants)
+      if (g.agent_id == agent_id)
+        by_tool_[key(g.server_id, g.tool)] = g.decision; // the last one wins
+  }
+
+  std::optional<grant_decision> find(std::string_view server_id, std::string_view tool) const {
+    auto found = by_tool_.find(key(server_id, tool));
+    if (found == by_tool_.end())
+      return std::nullopt;
+    return found->second;
+  }
+
+private:
+  static std::string key(std::string_view server_id, std::string_view tool) {
+    std::string out;
+    out.reserve(server_id.size() + tool.size() + 1);
+    out.append(server_id).push_back('\x1f');
+    out.append(tool);
+    return out;
+  }
+  std::unordered_map<std::string, grant_decision> by_tool_;
+};
 
 reason from_decision(grant_decision d) {
   return d == grant_decision::allow ? reason::explicit_grant : reason::explicit_deny;
 }
 
-reason internal_reason(const tenant_state& tenant, std::string_view agent_id,
-                       const internal_tool& tool) {
-  if (auto d = explicit_decision(tenant, agent_id, {}, tool.name))
+reason internal_reason(const grant_index& grants, const internal_tool& tool) {
+  if (auto d = grants.find({}, tool.name))
     return from_decision(*d);
   return tool.default_granted ? reason::default_grant : reason::not_granted;
-}
-
-const tool_definition* cached_definition(const mcp_server_record& server, std::string_view tool) {
-  for (const auto& def : server.cached_tools)
-    if (def.name == tool)
-      return &def;
-  return nullptr;
 }
 
 bool allowlisted(const mcp_server_record& server, std::string_view tool) {
@@ -48,44 +59,87 @@ bool allowlisted(const mcp_server_record& server, std::string_view tool) {
          != server.allowed_tools.end();
 }
 
-/// Tools a platform-default server grants without an explicit decision.
-bool platform_default_tool(const mcp_server_record& server, std::string_view tool) {
-  if (!is_canonical_exa(server))
-    return false;
-  const auto* p = find_preset(server.preset_id);
-  const auto* t = p != nullptr ? find_preset_tool(*p, tool) : nullptr;
-  return t != nullptr && t->starter_grant && t->risk == risk_level::low;
-}
+/// One server's tools (allowlisted or discovered), looked up once per
+/// composition: sorted by name, each with its cached definition, if any.
+struct server_tools {
+  struct entry {
+    std::string_view name;
+    const tool_definition* def = nullptr;
+    bool allowlisted = false;
+  };
 
-reason mcp_reason(const tenant_state& tenant, std::string_view agent_id,
-                  const mcp_server_record& server, std::string_view tool) {
+  explicit server_tools(const mcp_server_record& s)
+      : server(s), curated(find_preset(s.preset_id)), canonical_exa(is_canonical_exa(s)) {
+    entries.reserve(s.allowed_tools.size() + s.cached_tools.size());
+    for (const auto& def : s.cached_tools)
+      entries.push_back({def.name, &def, false});
+    for (const auto& name : s.allowed_tools)
+      entries.push_back({name, nullptr, true});
+    std::stable_sort(entries.begin(), entries.end(),
+                     [](const entry& x, const entry& y) { return x.name < y.name; });
+    // Merge duplicates: the first cached definition and any allowlisting.
+    std::vector<entry> merged;
+    merged.reserve(entries.size());
+    for (const auto& e : entries) {
+      if (!merged.empty() && merged.back().name == e.name) {
+        if (merged.back().def == nullptr)
+          merged.back().def = e.def;
+        merged.back().allowlisted = merged.back().allowlisted || e.allowlisted;
+      } else {
+        merged.push_back(e);
+      }
+    }
+    entries = std::move(merged);
+  }
+
+  const entry* find(std::string_view name) const {
+    auto it = std::lower_bound(entries.begin(), entries.end(), name,
+                               [](const entry& e, std::string_view n) { return e.name < n; });
+    return it != entries.end() && it->name == name ? &*it : nullptr;
+  }
+
+  const preset_tool* curated_tool(std::string_view name) const {
+    return curated != nullptr ? find_preset_tool(*curated, name) : nullptr;
+  }
+
+  const mcp_server_record& server;
+  const preset* curated;
+  bool canonical_exa;
+  std::vector<entry> entries;
+};
+
+reason mcp_reason(const grant_index& grants, const server_tools& tools,
+                  const server_tools::entry* tool, std::string_view name) {
+  const auto& server = tools.server;
   if (!server.enabled)
     return reason::server_disabled;
   if (!server.trusted)
     return reason::server_untrusted;
   if (!server.connected)
     return reason::server_not_connected;
-  if (!allowlisted(server, tool))
+  if (tool == nullptr || !tool->allowlisted)
     return reason::not_allowlisted;
   // Only tools returned by cache or live discovery are exposed.
-  if (cached_definition(server, tool) == nullptr)
+  if (tool->def == nullptr)
     return reason::not_discovered;
-  if (auto d = explicit_decision(tenant, agent_id, server.server_id, tool))
+  if (auto d = grants.find(server.server_id, name))
     return from_decision(*d);
-  return platform_default_tool(server, tool) ? reason::platform_default : reason::not_granted;
+  // Tools a platform-default server grants without an explicit decision.
+  const auto* curated = tools.canonical_exa ? tools.curated_tool(name) : nullptr;
+  return curated != nullptr && curated->starter_grant && curated->risk == risk_level::low
+           ? reason::platform_default
+           : reason::not_granted;
 }
 
-snapshot_tool mcp_tool(const mcp_server_record& server, std::string_view tool) {
+snapshot_tool mcp_tool(const server_tools& tools, const server_tools::entry& tool) {
   snapshot_tool out;
   out.origin = tool_origin::mcp;
-  out.name = std::string{tool};
-  out.server_id = server.server_id;
-  const auto* def = cached_definition(server, tool);
-  const auto* p = find_preset(server.preset_id);
-  const auto* curated = p != nullptr ? find_preset_tool(*p, tool) : nullptr;
+  out.name = std::string{tool.name};
+  out.server_id = tools.server.server_id;
+  const auto* curated = tools.curated_tool(tool.name);
   out.risk = curated != nullptr ? curated->risk : risk_level::medium;
   out.read_only =
-    (curated != nullptr && curated->read_only) || (def != nullptr && def->read_only_hint);
+    (curated != nullptr && curated->read_only) || (tool.def != nullptr && tool.def->read_only_hint);
   out.mutating = !out.read_only;
   return out;
 }
@@ -99,6 +153,7 @@ struct candidate {
 
 std::vector<candidate> base_policy(const tenant_state& tenant, std::string_view agent_id) {
   std::vector<candidate> out;
+  grant_index grants{tenant, agent_id};
   // Internal tools.
   bool contacts_allowed = false;
   for (const auto& t : internal_tools()) {
@@ -108,7 +163,7 @@ std::vector<candidate> base_policy(const tenant_state& tenant, std::string_view 
     c.tool.risk = t.risk;
     c.tool.read_only = t.read_only;
     c.tool.mutating = t.mutating;
-    c.why = internal_reason(tenant, agent_id, t);
+    c.why = internal_reason(grants, t);
     if (t.name == internal_names::search_contacts)
       contacts_allowed = c.allowed();
     out.push_back(std::move(c));
@@ -126,8 +181,7 @@ std::vector<candidate> base_policy(const tenant_state& tenant, std::string_view 
     c.tool.mutating = true;
     if (!phone.connected || !phone.call_capable)
       c.why = reason::integration_unavailable;
-    else if (auto d =
-               explicit_decision(tenant, agent_id, phone.integration_id, phone.place_call_tool))
+    else if (auto d = grants.find(phone.integration_id, phone.place_call_tool))
       c.why = from_decision(*d);
     else
       c.why = reason::not_granted;
@@ -137,13 +191,9 @@ std::vector<candidate> base_policy(const tenant_state& tenant, std::string_view 
   }
   // MCP tools: every allowlisted or discovered tool of every server.
   for (const auto& [server_id, server] : tenant.servers) {
-    std::vector<std::string> names = server.allowed_tools;
-    for (const auto& def : server.cached_tools)
-      names.push_back(def.name);
-    std::sort(names.begin(), names.end());
-    names.erase(std::unique(names.begin(), names.end()), names.end());
-    for (const auto& name : names)
-      out.push_back({mcp_tool(server, name), mcp_reason(tenant, agent_id, server, name)});
+    server_tools tools{server};
+    for (const auto& tool : tools.entries)
+      out.push_back({mcp_tool(tools, tool), mcp_reason(grants, tools, &tool, tool.name)});
   }
   return out;
 }
@@ -514,14 +564,16 @@ policy_decision check_grant(const tenant_state& tenant, std::string_view agent_i
                             std::string_view server_id, std::string_view tool) {
   policy_decision out{tool_origin::internal, std::string{tool}, std::string{server_id},
                       reason::unknown_tool};
+  grant_index grants{tenant, agent_id};
   if (server_id.empty()) {
     if (const auto* t = find_internal_tool(tool))
-      out.why = internal_reason(tenant, agent_id, *t);
+      out.why = internal_reason(grants, *t);
     return out;
   }
   if (auto server = tenant.servers.find(std::string{server_id}); server != tenant.servers.end()) {
     out.origin = tool_origin::mcp;
-    out.why = mcp_reason(tenant, agent_id, server->second, tool);
+    server_tools tools{server->second};
+    out.why = mcp_reason(grants, tools, tools.find(tool), tool);
     return out;
   }
   for (const auto& c : base_policy(tenant, agent_id))
