@@ -5,8 +5,8 @@
 //      peer in the same run: a linear scan that counts query-word substrings
 //      in every tool's lowercased name and description;
 //   2. compose_policy + compose_view for one agent with 50 servers and 2,000
-//      cached tools, all allowlisted and granted, beside a floor: copying the
-//      2,000 cached definitions the view has to own.
+//      cached tools, all of them allowlisted and granted, then every tenth,
+//      beside a floor: copying the 2,000 cached definitions.
 // Targets: tool_search p99 <= 1 ms; warm composition p99 <= 200 us.
 //
 //   tool_catalog_bench [--queries N] [--rounds N] [--only search|composition]
@@ -43,18 +43,23 @@ struct rng {
   }
   std::size_t below(std::size_t n) { return static_cast<std::size_t>(next() % n); }
   template <class T>
-  const T& pick(const std::vector<T>& xs) { return xs[below(xs.size())]; }
+  const T& pick(const std::vector<T>& xs) {
+    return xs[below(xs.size())];
+  }
 };
 
 struct service {
   std::string id;
   std::string label;
-  std::vector<std::string> objects;  ///< snake_case nouns, singular
+  std::vector<std::string> objects; ///< snake_case nouns, singular
 };
 
 const std::vector<service>& services() {
   static const std::vector<service> xs{
-    {"github", "GitHub", {"issue", "pull_request", "repository", "branch", "commit", "release", "workflow_run", "gist"}},
+    {"github",
+     "GitHub",
+     {"issue", "pull_request", "repository", "branch", "commit", "release", "workflow_run",
+      "gist"}},
     {"gitlab", "GitLab", {"merge_request", "pipeline", "project", "issue", "job", "tag"}},
     {"jira", "Jira", {"issue", "sprint", "board", "epic", "comment", "worklog"}},
     {"linear", "Linear", {"issue", "cycle", "project", "team", "label", "comment"}},
@@ -72,9 +77,15 @@ const std::vector<service>& services() {
     {"hubspot", "HubSpot", {"deal", "contact", "company", "ticket", "note", "pipeline"}},
     {"zendesk", "Zendesk", {"ticket", "user", "organization", "macro", "article"}},
     {"intercom", "Intercom", {"conversation", "contact", "article", "tag", "segment"}},
-    {"stripe", "Stripe", {"customer", "invoice", "payment_intent", "subscription", "refund", "product", "price"}},
-    {"shopify", "Shopify", {"order", "product", "customer", "inventory_level", "fulfillment", "discount"}},
-    {"quickbooks", "QuickBooks", {"invoice", "bill", "vendor", "expense", "account", "journal_entry"}},
+    {"stripe",
+     "Stripe",
+     {"customer", "invoice", "payment_intent", "subscription", "refund", "product", "price"}},
+    {"shopify",
+     "Shopify",
+     {"order", "product", "customer", "inventory_level", "fulfillment", "discount"}},
+    {"quickbooks",
+     "QuickBooks",
+     {"invoice", "bill", "vendor", "expense", "account", "journal_entry"}},
     {"xero", "Xero", {"invoice", "contact", "bank_transaction", "payment", "report"}},
     {"airtable", "Airtable", {"record", "table", "base", "view", "field"}},
     {"asana", "Asana", {"task", "project", "section", "tag", "portfolio"}},
@@ -89,11 +100,15 @@ const std::vector<service>& services() {
     {"sentry", "Sentry", {"issue", "event", "release", "project", "alert_rule"}},
     {"pagerduty", "PagerDuty", {"incident", "service", "schedule", "escalation_policy", "on_call"}},
     {"grafana", "Grafana", {"dashboard", "panel", "alert", "datasource", "annotation"}},
-    {"aws", "AWS", {"s3_bucket", "ec2_instance", "lambda_function", "cloudwatch_alarm", "iam_role"}},
+    {"aws",
+     "AWS",
+     {"s3_bucket", "ec2_instance", "lambda_function", "cloudwatch_alarm", "iam_role"}},
     {"cloudflare", "Cloudflare", {"dns_record", "zone", "worker", "firewall_rule", "kv_namespace"}},
     {"vercel", "Vercel", {"deployment", "project", "domain", "env_variable", "log"}},
     {"docker", "Docker Hub", {"image", "repository", "tag", "webhook"}},
-    {"kubernetes", "Kubernetes", {"pod", "deployment", "service", "namespace", "config_map", "node"}},
+    {"kubernetes",
+     "Kubernetes",
+     {"pod", "deployment", "service", "namespace", "config_map", "node"}},
     {"twilio", "Twilio", {"sms_message", "call", "phone_number", "recording"}},
     {"sendgrid", "SendGrid", {"email", "template", "contact_list", "suppression"}},
     {"mailchimp", "Mailchimp", {"campaign", "audience", "member", "template", "report"}},
@@ -109,9 +124,9 @@ const std::vector<service>& services() {
 }
 
 struct verb {
-  std::string word;     ///< in tool names
-  std::string phrase;   ///< third person, in descriptions
-  std::string detail;   ///< a second sentence
+  std::string word;   ///< in tool names
+  std::string phrase; ///< third person, in descriptions
+  std::string detail; ///< a second sentence
 };
 
 const std::vector<verb>& verbs() {
@@ -119,15 +134,19 @@ const std::vector<verb>& verbs() {
     {"list", "Lists", "Results are paginated; pass the cursor from the previous page to continue."},
     {"get", "Retrieves one", "Returns every field, including timestamps and the owner."},
     {"create", "Creates a new", "Returns the created record with its identifier and URL."},
-    {"update", "Updates an existing", "Only the fields you pass are changed; others keep their values."},
+    {"update", "Updates an existing",
+     "Only the fields you pass are changed; others keep their values."},
     {"delete", "Permanently deletes a", "This cannot be undone; confirm with the user first."},
     {"search", "Searches for", "Supports free-text queries and structured filters."},
-    {"archive", "Archives a", "Archived records are hidden from default listings but can be restored."},
+    {"archive", "Archives a",
+     "Archived records are hidden from default listings but can be restored."},
     {"export", "Exports", "Produces CSV or JSON and returns a download link valid for one hour."},
     {"count", "Counts", "Returns totals grouped by status, owner or date."},
     {"assign", "Assigns a", "The assignee must be a member of the workspace."},
-    {"comment_on", "Adds a comment to a", "Markdown is supported; mentions notify the people named."},
-    {"sync", "Synchronises", "Fetches changes since the last sync token and returns the new token."},
+    {"comment_on", "Adds a comment to a",
+     "Markdown is supported; mentions notify the people named."},
+    {"sync", "Synchronises",
+     "Fetches changes since the last sync token and returns the new token."},
   };
   return xs;
 }
@@ -141,15 +160,19 @@ std::string words_of(const std::string& snake) {
 std::string plural(const std::string& noun) {
   if (!noun.empty() && noun.back() == 's')
     return noun + "es";
-  if (noun.size() > 1 && noun.back() == 'y' && noun[noun.size() - 2] != 'a' && noun[noun.size() - 2] != 'e')
+  if (noun.size() > 1 && noun.back() == 'y' && noun[noun.size() - 2] != 'a'
+      && noun[noun.size() - 2] != 'e')
     return noun.substr(0, noun.size() - 1) + "ies";
   return noun + "s";
 }
 
 std::string schema_for(const verb& v, const std::string& object, rng& r) {
   static const std::vector<std::string> extras{
-    "fields", "sort", "order", "since", "until", "status", "owner", "labels", "include_archived",
-    "workspace_id", "project_id", "page_size", "locale", "timezone", "format",
+    "fields",       "sort",       "order",
+    "since",        "until",      "status",
+    "owner",        "labels",     "include_archived",
+    "workspace_id", "project_id", "page_size",
+    "locale",       "timezone",   "format",
   };
   std::string props;
   std::vector<std::string> required;
@@ -159,7 +182,8 @@ std::string schema_for(const verb& v, const std::string& object, rng& r) {
     props += "\"" + name + "\":{\"type\":\"" + type + "\",\"description\":\"" + desc + "\"}";
   };
   auto obj_words = words_of(object);
-  if (v.word == "list" || v.word == "search" || v.word == "count" || v.word == "export" || v.word == "sync") {
+  if (v.word == "list" || v.word == "search" || v.word == "count" || v.word == "export"
+      || v.word == "sync") {
     add("query", "string", "Free-text filter over the " + obj_words + " title and body.");
     add("limit", "integer", "Maximum number of " + plural(obj_words) + " to return (1-100).");
     add("cursor", "string", "Opaque cursor from the previous page.");
@@ -181,7 +205,10 @@ std::string schema_for(const verb& v, const std::string& object, rng& r) {
   for (std::size_t idx = 0; idx < extra_count; ++idx) {
     const auto& e = r.pick(extras);
     if (props.find("\"" + e + "\"") == std::string::npos)
-      add(e, e == "page_size" ? "integer" : e == "include_archived" ? "boolean" : "string",
+      add(e,
+          e == "page_size"          ? "integer"
+          : e == "include_archived" ? "boolean"
+                                    : "string",
           "Optional " + words_of(e) + " of the " + obj_words + " request.");
   }
   std::string req;
@@ -210,8 +237,8 @@ std::vector<tool_definition> tools_for(const service& svc, std::size_t count, ui
     tool_definition def;
     def.name = name;
     def.title = v.phrase.substr(0, v.phrase.find(' ')) + " " + words_of(object);
-    def.description = v.phrase + " " + (many ? plural(words_of(object)) : words_of(object))
-                      + " in " + svc.label + ". " + v.detail;
+    def.description = v.phrase + " " + (many ? plural(words_of(object)) : words_of(object)) + " in "
+                      + svc.label + ". " + v.detail;
     def.input_schema = schema_for(v, object, r);
     def.read_only_hint = v.word == "list" || v.word == "get" || v.word == "search";
     out.push_back(std::move(def));
@@ -227,7 +254,7 @@ mcp_server_record make_server(const std::string& server_id, const service& svc, 
   s.label = svc.label + (instance > 0 ? " " + std::to_string(instance + 1) : "");
   s.url = "https://mcp." + svc.id + ".example.com/" + std::to_string(instance) + "/mcp";
   s.enabled = s.trusted = s.connected = true;
-  uint64_t seed = 14695981039346656037ull;  // FNV-1a of the server id
+  uint64_t seed = 14695981039346656037ull; // FNV-1a of the server id
   for (unsigned char c : server_id)
     seed = (seed ^ c) * 1099511628211ull;
   s.cached_tools = tools_for(svc, tool_count, seed);
@@ -239,8 +266,8 @@ mcp_server_record make_server(const std::string& server_id, const service& svc, 
 std::vector<std::string> make_queries(std::size_t count) {
   rng r{42};
   static const std::vector<std::string> fillers{
-    "please", "find", "me", "all", "the", "latest", "for", "customer", "yesterday", "open",
-    "assigned", "to", "my", "team", "urgent", "recent", "show", "which", "new", "in",
+    "please",   "find", "me", "all",  "the",    "latest", "for",  "customer", "yesterday", "open",
+    "assigned", "to",   "my", "team", "urgent", "recent", "show", "which",    "new",       "in",
   };
   static const std::vector<std::string> unknown{
     "xylophone", "quaternion", "zeppelin", "marmalade", "obelisk",
@@ -253,21 +280,29 @@ std::vector<std::string> make_queries(std::size_t count) {
     const auto& v = r.pick(verbs());
     std::string q;
     switch (r.below(6)) {
-      case 0: q = v.word + " " + words_of(object); break;                        // "create issue"
-      case 1: q = v.word + " " + svc.id + " " + plural(words_of(object)); break; // "list github issues"
-      case 2: q = v.word + "_" + object; break;                                   // a tool-like name
-      case 3: {                                                                  // natural language
-        q = r.pick(fillers) + " " + r.pick(fillers) + " " + words_of(object) + " " + r.pick(fillers)
-            + " " + svc.label + " " + r.pick(fillers);
-        break;
-      }
-      case 4: {                                                                  // long, rambling
-        for (int n = 0; n < 30; ++n)
-          q += (n % 7 == 3 ? words_of(r.pick(r.pick(services()).objects)) : r.pick(fillers)) + " ";
-        q += v.word;
-        break;
-      }
-      default: q = r.pick(unknown) + " " + r.pick(fillers); break;               // few or no hits
+    case 0:
+      q = v.word + " " + words_of(object);
+      break; // "create issue"
+    case 1:
+      q = v.word + " " + svc.id + " " + plural(words_of(object));
+      break; // "list github issues"
+    case 2:
+      q = v.word + "_" + object;
+      break;  // a tool-like name
+    case 3: { // natural language
+      q = r.pick(fillers) + " " + r.pick(fillers) + " " + words_of(object) + " " + r.pick(fillers)
+          + " " + svc.label + " " + r.pick(fillers);
+      break;
+    }
+    case 4: { // long, rambling
+      for (int n = 0; n < 30; ++n)
+        q += (n % 7 == 3 ? words_of(r.pick(r.pick(services()).objects)) : r.pick(fillers)) + " ";
+      q += v.word;
+      break;
+    }
+    default:
+      q = r.pick(unknown) + " " + r.pick(fillers);
+      break; // few or no hits
     }
     out.push_back(q.substr(0, catalog_limits::max_query_bytes));
   }
@@ -282,7 +317,9 @@ struct percentiles {
 
 percentiles summarize(std::vector<double> us) {
   std::sort(us.begin(), us.end());
-  auto at = [&](double q) { return us[std::min(us.size() - 1, static_cast<std::size_t>(q * us.size()))]; };
+  auto at = [&](double q) {
+    return us[std::min(us.size() - 1, static_cast<std::size_t>(q * us.size()))];
+  };
   return {at(0.50), at(0.99), us.back()};
 }
 
@@ -301,12 +338,13 @@ void print_row(const char* what, const percentiles& p) {
 /// The peer: a linear scan counting query-word substrings in every tool's
 /// lowercased name and description, top `limit` by count.
 struct linear_scan {
-  std::vector<std::string> text;  ///< lowercased name + description
+  std::vector<std::string> text; ///< lowercased name + description
 
   explicit linear_scan(const tool_view& view) {
     for (const auto& e : view.catalog) {
       auto t = e.model_name + " " + e.description;
-      std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
+      std::transform(t.begin(), t.end(), t.begin(),
+                     [](unsigned char c) { return std::tolower(c); });
       text.push_back(std::move(t));
     }
   }
@@ -332,7 +370,8 @@ struct linear_scan {
         scored.push_back({-score, idx});
     }
     auto take = std::min(limit, scored.size());
-    std::partial_sort(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(take), scored.end());
+    std::partial_sort(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(take),
+                      scored.end());
     return take;
   }
 };
@@ -363,15 +402,16 @@ void bench_search(std::size_t query_count) {
   auto view_us = time_us([&] { view = compose_view(snapshot, tenant, {}, view_kind::text); });
   catalog_key key{};
   key[0] = 1;
-  std::vector<tool_catalog> holder;
-  auto build_us = time_us([&] { holder.push_back(tool_catalog::build(view.catalog, key).value()); });
-  const auto& catalog = holder.front();
   linear_scan peer{view};
+  std::vector<tool_catalog> holder;
+  auto build_us =
+    time_us([&] { holder.push_back(tool_catalog::build(std::move(view.catalog), key).value()); });
+  const auto& catalog = holder.front();
 
   auto queries = make_queries(query_count);
   std::size_t hits = 0, empty = 0;
-  for (std::size_t idx = 0; idx < 200; ++idx)  // warm-up
-    (void) catalog.search(queries[idx % queries.size()], catalog_limits::default_limit);
+  for (std::size_t idx = 0; idx < 200; ++idx) // warm-up
+    (void)catalog.search(queries[idx % queries.size()], catalog_limits::default_limit);
   std::vector<double> ours, theirs;
   ours.reserve(queries.size());
   theirs.reserve(queries.size());
@@ -383,7 +423,7 @@ void bench_search(std::size_t query_count) {
     }));
     hits += n;
     empty += n == 0;
-    theirs.push_back(time_us([&] { (void) peer.search(q, catalog_limits::default_limit); }));
+    theirs.push_back(time_us([&] { (void)peer.search(q, catalog_limits::default_limit); }));
   }
   auto o = summarize(ours);
   auto t = summarize(theirs);
@@ -401,12 +441,15 @@ void bench_search(std::size_t query_count) {
 
 // -- 2. composition -----------------------------------------------------------------
 
-tenant_state composition_tenant(std::size_t servers, std::size_t total_tools) {
+/// One agent's tenant: `servers` servers holding `total_tools` cached tools;
+/// every `granted_every`-th tool is allowlisted and granted to the agent.
+tenant_state composition_tenant(std::size_t servers, std::size_t total_tools,
+                                std::size_t granted_every) {
   tenant_state tenant;
   tenant.tenant_id = "t_bench";
   tenant.agents.push_back({"a_bench", "Default", true});
   tenant.agents.push_back({"a_other", "Other", false});
-  // The canonical keyless Exa server and a Tavily server: the web.search route.
+  // The canonical keyless Exa server: the web.search route selects it.
   if (const auto* exa = find_preset(preset_ids::exa)) {
     mcp_server_record s;
     s.server_id = "s_exa";
@@ -424,28 +467,37 @@ tenant_state composition_tenant(std::size_t servers, std::size_t total_tools) {
   }
   // The other servers share the rest of the cached tools as evenly as possible.
   auto rest_servers = servers - tenant.servers.size();
-  auto rest_tools = total_tools - (tenant.servers.empty() ? 0 : tenant.servers.begin()->second.cached_tools.size());
+  auto rest_tools =
+    total_tools - (tenant.servers.empty() ? 0 : tenant.servers.begin()->second.cached_tools.size());
   for (std::size_t idx = 0; idx < rest_servers; ++idx) {
     const auto& svc = services()[idx % services().size()];
     auto id = "s_" + svc.id + "_" + std::to_string(idx);
     auto tool_count = rest_tools / rest_servers + (idx < rest_tools % rest_servers ? 1 : 0);
     tenant.servers.emplace(id, make_server(id, svc, 0, tool_count));
   }
-  // Explicit grants for every MCP tool, some internal toggles, and another
-  // agent's grants the composition must skip.
-  for (const auto& [id, s] : tenant.servers)
+  // Explicit allowlist and grants for every granted_every-th MCP tool, some
+  // internal toggles, and another agent's grants the composition must skip.
+  std::size_t tool_idx = 0;
+  for (auto& [id, s] : tenant.servers) {
+    if (id == "s_exa")
+      continue; // allowlisted, granted by platform default
+    s.allowed_tools.clear();
     for (const auto& def : s.cached_tools) {
+      if (tool_idx++ % granted_every != 0)
+        continue;
+      s.allowed_tools.push_back(def.name);
       tenant.grants.push_back({"a_bench", id, def.name, grant_decision::allow});
       tenant.grants.push_back({"a_other", id, def.name, grant_decision::allow});
     }
+  }
   for (const auto& t : internal_tools())
     if (t.mutating)
       tenant.grants.push_back({"a_bench", "", t.name, grant_decision::allow});
   return tenant;
 }
 
-void bench_composition(std::size_t rounds) {
-  auto tenant = composition_tenant(50, 2000);
+void bench_composition(std::size_t rounds, std::size_t granted_every) {
+  auto tenant = composition_tenant(50, 2000, granted_every);
   std::size_t cached = 0;
   for (const auto& [id, s] : tenant.servers)
     cached += s.cached_tools.size();
@@ -463,7 +515,9 @@ void bench_composition(std::size_t rounds) {
     auto p = time_us([&] { snapshot = compose_policy(tenant, ctx, 1); });
     auto v = time_us([&] { view = compose_view(snapshot, tenant, {}, view_kind::text); });
     std::vector<tool_catalog> holder;
-    auto c = time_us([&] { holder.push_back(tool_catalog::build(view.catalog, key).value()); });
+    tail = view.catalog.size();
+    auto c =
+      time_us([&] { holder.push_back(tool_catalog::build(std::move(view.catalog), key).value()); });
     std::vector<tool_definition> copies;
     auto f = time_us([&] {
       copies.reserve(cached);
@@ -472,7 +526,7 @@ void bench_composition(std::size_t rounds) {
           copies.push_back(def);
     });
     if (round < 20)
-      continue;  // warm-up
+      continue; // warm-up
     policy_us.push_back(p);
     view_us.push_back(v);
     both_us.push_back(p + v);
@@ -480,7 +534,6 @@ void bench_composition(std::size_t rounds) {
     floor_us.push_back(f);
     allowed = snapshot.tools.size();
     direct = view.direct.size();
-    tail = view.catalog.size();
   }
   auto both = summarize(both_us);
   std::printf("composition: 1 agent, %zu servers, %zu cached tools, %zu grants; %zu allowed -> "
@@ -513,6 +566,7 @@ int main(int argc, char** argv) {
   if (only.empty() || only == "search")
     bench_search(std::max<std::size_t>(queries, 1));
   if (only.empty() || only == "composition")
-    bench_composition(std::max<std::size_t>(rounds, 1));
+    for (std::size_t granted_every : {1, 10})
+      bench_composition(std::max<std::size_t>(rounds, 1), granted_every);
   return 0;
 }

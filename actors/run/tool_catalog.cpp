@@ -19,13 +19,13 @@ namespace {
 
 bool is_word_byte(unsigned char ch) {
   return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')
-         || ch >= 0x80;  // UTF-8 sequences stay inside their word
+         || ch >= 0x80; // UTF-8 sequences stay inside their word
 }
 
 bool is_stop_word(std::string_view w) {
   static constexpr std::string_view words[] = {
-    "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "into", "is", "it",
-    "its", "of", "on", "or", "that", "the", "this", "to", "with",
+    "an", "and", "are", "as", "at", "be", "by",   "for", "from", "in", "into",
+    "is", "it",  "its", "of", "on", "or", "that", "the", "this", "to", "with",
   };
   return std::find(std::begin(words), std::end(words), w) != std::end(words);
 }
@@ -84,7 +84,7 @@ void for_each_term(std::string_view text, F&& f) {
 constexpr double k1 = 1.2;
 constexpr double b = 0.75;
 constexpr std::size_t field_count = 3;
-constexpr double field_weight[field_count] = {3.0, 2.0, 1.0};  // name, title, description
+constexpr double field_weight[field_count] = {3.0, 2.0, 1.0}; // name, title, description
 constexpr std::size_t max_query_terms = 64;
 
 // -- ids -----------------------------------------------------------------------
@@ -178,7 +178,8 @@ std::string summarize(std::string_view text) {
   text.remove_prefix(start);
   auto end = text.size();
   for (std::size_t idx = 0; idx < text.size(); ++idx) {
-    if (text[idx] == '\n' || (text[idx] == '.' && (idx + 1 == text.size() || text[idx + 1] == ' '))) {
+    if (text[idx] == '\n'
+        || (text[idx] == '.' && (idx + 1 == text.size() || text[idx + 1] == ' '))) {
       end = text[idx] == '.' ? idx + 1 : idx;
       break;
     }
@@ -189,7 +190,7 @@ std::string summarize(std::string_view text) {
   constexpr std::string_view ellipsis = "...";
   auto cut = catalog_limits::max_summary_bytes - ellipsis.size();
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
-    --cut;  // never split a UTF-8 sequence
+    --cut; // never split a UTF-8 sequence
   return std::string{text.substr(0, cut)} + std::string{ellipsis};
 }
 
@@ -207,9 +208,11 @@ result<tool_catalog> tool_catalog::build(std::vector<view_entry> long_tail,
   if (!ids.ok())
     return status::error(errc::internal, "tool catalog: HMAC-SHA256 is unavailable");
   // Documents and their ids, by model name (the view's order).
-  std::sort(long_tail.begin(), long_tail.end(), [](const view_entry& x, const view_entry& y) {
+  auto by_name = [](const view_entry& x, const view_entry& y) {
     return x.model_name < y.model_name;
-  });
+  };
+  if (!std::is_sorted(long_tail.begin(), long_tail.end(), by_name))
+    std::sort(long_tail.begin(), long_tail.end(), by_name);
   tool_catalog out;
   out.docs_.reserve(long_tail.size());
   out.by_id_.reserve(long_tail.size());
@@ -218,7 +221,7 @@ result<tool_catalog> tool_catalog::build(std::vector<view_entry> long_tail,
     if (id.empty())
       return status::error(errc::internal, "tool catalog: HMAC-SHA256 failed");
     if (!out.by_id_.emplace(id, out.docs_.size()).second)
-      continue;  // the same (origin, server, tool) twice: one entry
+      continue; // the same (origin, server, tool) twice: one entry
     auto summary = summarize(!e.description.empty() ? e.description : e.title);
     out.docs_.push_back({std::move(e), std::move(id), std::move(summary)});
   }
@@ -238,7 +241,7 @@ void tool_catalog::index() {
   std::vector<std::array<uint32_t, field_count>> doc_len(docs_.size());
   std::vector<uint32_t> df;
   std::array<double, field_count> total_len{};
-  std::vector<std::pair<uint32_t, uint8_t>> scratch;  // (term, field) of one doc
+  std::vector<std::pair<uint32_t, uint8_t>> scratch; // (term, field) of one doc
   doc_begin.reserve(docs_.size() + 1);
   for (std::size_t doc_idx = 0; doc_idx < docs_.size(); ++doc_idx) {
     const auto& e = docs_[doc_idx].entry;
@@ -310,7 +313,8 @@ result<std::vector<catalog_hit>> tool_catalog::search(std::string_view query,
                                                + std::to_string(catalog_limits::max_limit));
   std::vector<std::string> terms;
   for_each_term(query, [&](const std::string& term) {
-    if (terms.size() < max_query_terms && std::find(terms.begin(), terms.end(), term) == terms.end())
+    if (terms.size() < max_query_terms
+        && std::find(terms.begin(), terms.end(), term) == terms.end())
       terms.push_back(term);
   });
   if (terms.empty())
@@ -341,19 +345,19 @@ result<std::vector<catalog_hit>> tool_catalog::search(std::string_view query,
   out.reserve(take);
   for (std::size_t rank = 0; rank < take; ++rank) {
     const auto& d = docs_[touched[rank]];
-    out.push_back({d.id, d.entry.model_name, d.entry.server_slug, d.summary, scores[touched[rank]]});
+    out.push_back(
+      {d.id, d.entry.model_name, d.entry.server_slug, d.summary, scores[touched[rank]]});
   }
   return out;
 }
 
 result<std::size_t> tool_catalog::lookup(std::string_view id) const {
   if (!well_formed_id(id))
-    return status::error(errc::out_of_range,
-                         "catalog result id is malformed: expected \""
-                           + std::string{catalog_limits::id_prefix} + "\" and "
-                           + std::to_string(catalog_limits::id_length
-                                            - catalog_limits::id_prefix.size())
-                           + " base64url characters");
+    return status::error(
+      errc::out_of_range,
+      "catalog result id is malformed: expected \"" + std::string{catalog_limits::id_prefix}
+        + "\" and " + std::to_string(catalog_limits::id_length - catalog_limits::id_prefix.size())
+        + " base64url characters");
   auto it = by_id_.find(std::string{id});
   if (it == by_id_.end())
     return status::error(errc::not_found, "no result of this run's tool catalog has this id");

@@ -17,7 +17,7 @@
 // Search: BM25F over three fields of each tool, tokenised alike (ASCII
 // lowercased, split at non-alphanumerics and camelCase humps, plural "s"/
 // "es"/"ies" folded): the name (model name and tool name, weight 3), the
-// title (weight 2) and the description (weight 1); k1 = 1.2, b = 0.75 per
+// title and server label (weight 2) and the description (weight 1); k1 = 1.2, b = 0.75 per
 // field. Ties break by model name, so equal inputs give equal answers.
 //
 // Bounds and errors (voxos::status, never echoing the input):
@@ -25,6 +25,9 @@
 //   limit: 1..20, else out_of_range;
 //   id: exactly "ct_" + 22 base64url characters, else out_of_range;
 //       a well-formed id this catalog did not issue: not_found.
+//
+// Cost (2 vCPU, bench/tool_catalog_bench): building takes about 4 us per tool
+// (ids, tokenising, postings); a search over 10,000 tools about 25 us (p50).
 //
 // Threading: const member functions may be called concurrently.
 #pragma once
@@ -48,7 +51,7 @@ inline constexpr std::size_t max_limit = 20;
 inline constexpr std::size_t default_limit = 8;
 inline constexpr std::string_view id_prefix = "ct_";
 inline constexpr std::size_t id_mac_bytes = 16;
-inline constexpr std::size_t id_length = 3 + 22;  ///< prefix + base64url of 16 bytes
+inline constexpr std::size_t id_length = 3 + 22; ///< prefix + base64url of 16 bytes
 inline constexpr std::size_t max_summary_bytes = 160;
 } // namespace catalog_limits
 
@@ -57,10 +60,10 @@ using catalog_key = std::array<unsigned char, 32>;
 
 /// One search result.
 struct catalog_hit {
-  std::string id;       ///< opaque, run-scoped
-  std::string name;     ///< the tool's model-facing name
-  std::string server;   ///< its server's short label
-  std::string summary;  ///< the description's first sentence, at most 160 bytes
+  std::string id;      ///< opaque, run-scoped
+  std::string name;    ///< the tool's model-facing name
+  std::string server;  ///< its server's short label
+  std::string summary; ///< the description's first sentence, at most 160 bytes
   double score = 0;
 };
 
@@ -115,7 +118,7 @@ private:
   };
   struct posting {
     uint32_t doc;
-    float weight;  ///< the term's BM25F contribution to this doc, idf included
+    float weight; ///< the term's BM25F contribution to this doc, idf included
   };
 
   void index();
@@ -123,7 +126,7 @@ private:
 
   std::vector<doc> docs_;
   std::unordered_map<std::string, std::size_t> by_id_;
-  std::unordered_map<std::string, uint32_t> terms_;  ///< term -> index into postings_
+  std::unordered_map<std::string, uint32_t> terms_; ///< term -> index into postings_
   std::vector<std::vector<posting>> postings_;
 };
 

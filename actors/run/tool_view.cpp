@@ -75,19 +75,22 @@ std::string fit(const std::string& base, const std::string& suffix) {
 std::string name_at(const view_entry& e, const std::string& base, int level, std::size_t ordinal) {
   auto server = "__" + e.server_slug;
   switch (level) {
-    case 0: return base;
-    case 1: return fit(base, server);
-    case 2: return fit(base, server + "_" + short_hash(e.server_id));
-    case 3: {
-      // Two tools of one server whose names sanitise alike ("a.b", "a_b").
-      std::string identity = e.server_id;
-      identity.push_back('\0');
-      identity += e.tool;
-      return fit(base, server + "_" + short_hash(identity));
-    }
-    default:
-      return fit(base, server + "_" + short_hash(e.server_id) + "_" + std::to_string(ordinal)
-                         + "_" + std::to_string(level));
+  case 0:
+    return base;
+  case 1:
+    return fit(base, server);
+  case 2:
+    return fit(base, server + "_" + short_hash(e.server_id));
+  case 3: {
+    // Two tools of one server whose names sanitise alike ("a.b", "a_b").
+    std::string identity = e.server_id;
+    identity.push_back('\0');
+    identity += e.tool;
+    return fit(base, server + "_" + short_hash(identity));
+  }
+  default:
+    return fit(base, server + "_" + short_hash(e.server_id) + "_" + std::to_string(ordinal) + "_"
+                       + std::to_string(level));
   }
 }
 
@@ -116,9 +119,9 @@ void assign_external_names(std::vector<view_entry>& entries, std::size_t first_e
     }
     ++uses[names[idx]];
   }
-  for (auto reserved : {internal_names::tool_search, internal_names::tool_describe,
-                        internal_names::tool_call})
-    uses[reserved] += 2;  // never available to an external tool
+  for (auto reserved :
+       {internal_names::tool_search, internal_names::tool_describe, internal_names::tool_call})
+    uses[reserved] += 2; // never available to an external tool
   // Every external entry whose name is shared (or reserved) moves one level
   // up, all at once so no entry wins by position; repeat until none is.
   std::vector<std::size_t> clashing;
@@ -138,7 +141,7 @@ void assign_external_names(std::vector<view_entry>& entries, std::size_t first_e
     }
   }
   for (auto idx = first_external; idx < entries.size(); ++idx)
-    entries[idx].model_name = std::string{names[idx]};
+    entries[idx].model_name = levels[idx] == 0 ? std::move(bases[idx]) : std::string{names[idx]};
 }
 
 // -- definitions ---------------------------------------------------------------
@@ -156,45 +159,39 @@ bool looks_like_object(std::string_view schema) {
   return last - first >= 2 && schema[first] == '{' && schema[last - 1] == '}';
 }
 
-/// The cached definitions of one server by name; the snapshot lists tools
-/// grouped by server, so the view builds one at a time.
-class definition_index {
+/// The cached definitions of the snapshot's servers; the snapshot lists
+/// tools grouped by server, so the last server found is remembered.
+class definition_finder {
 public:
-  /// The definition of `tool` on `server_id`, or nullptr.
+  /// The definition of `tool` on `server_id`, or nullptr. The first
+  /// definition of a name wins, as in the policy's lookup.
   const tool_definition* find(const tenant_state& tenant, const std::string& server_id,
                               std::string_view tool) {
     if (server_ == nullptr || server_->server_id != server_id) {
       auto it = tenant.servers.find(server_id);
       server_ = it != tenant.servers.end() ? &it->second : nullptr;
-      if (server_ == nullptr)
-        return nullptr;
-      by_name_.clear();
-      for (const auto& def : server_->cached_tools)
-        by_name_.push_back(&def);
-      std::stable_sort(by_name_.begin(), by_name_.end(),
-                       [](const tool_definition* x, const tool_definition* y) {
-                         return x->name < y->name;
-                       });
     }
-    // The first definition of a name wins, as in the policy's lookup.
-    auto it = std::lower_bound(by_name_.begin(), by_name_.end(), tool,
-                               [](const tool_definition* def, std::string_view name) {
-                                 return def->name < name;
-                               });
-    return it != by_name_.end() && (*it)->name == tool ? *it : nullptr;
+    if (server_ == nullptr)
+      return nullptr;
+    for (const auto& def : server_->cached_tools)
+      if (def.name == tool)
+        return &def;
+    return nullptr;
   }
 
-  const mcp_server_record* server() const noexcept { return server_; }
+  /// The server of the last find(); precondition: it returned a definition.
+  const mcp_server_record& server() const noexcept { return *server_; }
 
 private:
   const mcp_server_record* server_ = nullptr;
-  std::vector<const tool_definition*> by_name_;
 };
 
 std::string_view provider_name(phone_provider p) {
   switch (p) {
-    case phone_provider::twilio: return "Twilio";
-    case phone_provider::telnyx: return "Telnyx";
+  case phone_provider::twilio:
+    return "Twilio";
+  case phone_provider::telnyx:
+    return "Telnyx";
   }
   return "phone";
 }
@@ -226,7 +223,8 @@ std::string place_call_description(std::string_view provider) {
 
 std::string id_schema_property() {
   return R"("id": {"type": "string", "pattern": "^)" + std::string{catalog_limits::id_prefix}
-         + "[A-Za-z0-9_-]{" + std::to_string(catalog_limits::id_length - catalog_limits::id_prefix.size())
+         + "[A-Za-z0-9_-]{"
+         + std::to_string(catalog_limits::id_length - catalog_limits::id_prefix.size())
          + R"(}$", "description": "A result id from tool_search."})";
 }
 
@@ -258,13 +256,13 @@ std::vector<view_entry> catalog_tools(std::size_t catalog_size, const view_optio
   auto& describe = out[1];
   describe.model_name = describe.tool = std::string{internal_names::tool_describe};
   describe.role = view_role::catalog_describe;
-  describe.description =
-    "Return the full description and input schema of one tool_search result.";
+  describe.description = "Return the full description and input schema of one tool_search result.";
   describe.input_schema = R"json({
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "type": "object",
   "properties": {
-    )json" + id_schema_property() + R"json(
+    )json" + id_schema_property()
+                          + R"json(
   },
   "required": ["id"],
   "additionalProperties": false
@@ -279,7 +277,8 @@ std::vector<view_entry> catalog_tools(std::size_t catalog_size, const view_optio
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "type": "object",
   "properties": {
-    )json" + id_schema_property() + R"json(,
+    )json" + id_schema_property()
+                      + R"json(,
     "arguments": {"type": "object", "description": "The target tool's arguments."}
   },
   "required": ["id", "arguments"],
@@ -338,7 +337,7 @@ tool_view compose_view(const effective_policy& snapshot, const tenant_state& ten
     entries.push_back(std::move(e));
   }
   auto first_external = entries.size();
-  definition_index definitions;
+  definition_finder definitions;
   for (const auto& t : snapshot.tools) {
     if (t.origin == tool_origin::internal)
       continue;
@@ -361,7 +360,7 @@ tool_view compose_view(const effective_policy& snapshot, const tenant_state& ten
       // Never an invented schema: no cached definition, no entry.
       if (def == nullptr || !looks_like_object(def->input_schema))
         continue;
-      const auto& s = *definitions.server();
+      const auto& s = definitions.server();
       e.server_slug = slug(!s.variant.empty()     ? std::string_view{s.variant}
                            : !s.preset_id.empty() ? std::string_view{s.preset_id}
                                                   : std::string_view{s.label});

@@ -8,9 +8,9 @@
 #include "tool_fixtures.hpp"
 
 using namespace voxos;
+using test::catalog_of;
 using test::definition;
 using test::find_entry;
-using test::catalog_of;
 using test::tool_world;
 
 namespace {
@@ -193,9 +193,9 @@ TEST_CASE("ids have a fixed length and a url-safe prefix form") {
     const auto& id = catalog.id_at(idx);
     CHECK(id.size() == catalog_limits::id_length);
     CHECK(id.rfind("ct_", 0) == 0);
-    CHECK(id.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
-                               3)
-          == std::string::npos);
+    CHECK(
+      id.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", 3)
+      == std::string::npos);
     ids.insert(id);
   }
   CHECK(ids.size() == catalog.size());
@@ -209,12 +209,12 @@ TEST_CASE("malformed ids get a clear error that never echoes them") {
     "",
     "ct_",
     "ct_MARKER",
-    "xx_" + valid.substr(3),                     // wrong prefix
-    valid + "A",                                 // too long
-    valid.substr(0, valid.size() - 1),           // too short
-    valid.substr(0, valid.size() - 1) + "!",     // not base64url
-    valid.substr(0, valid.size() - 1) + "=",     // padding
-    std::string("ct_MARKER\0MARKERMARKERMA", 25),  // an embedded NUL
+    "xx_" + valid.substr(3),                      // wrong prefix
+    valid + "A",                                  // too long
+    valid.substr(0, valid.size() - 1),            // too short
+    valid.substr(0, valid.size() - 1) + "!",      // not base64url
+    valid.substr(0, valid.size() - 1) + "=",      // padding
+    std::string("ct_MARKER\0MARKERMARKERMA", 25), // an embedded NUL
     "ct_" + std::string(5000, 'M'),
   };
   for (const auto& id : malformed) {
@@ -243,12 +243,12 @@ TEST_CASE("query and limit are bounded and errors never echo the query") {
     CHECK(r.error().message().find("tool_search") != std::string::npos);
   };
   check_error(catalog.search("", 5));
-  check_error(catalog.search("MARKER " + std::string(506, 'x'), 5));  // 512 + 1 bytes
-  check_error(catalog.search("  ,;  ", 5));                           // no words
-  check_error(catalog.search("the of to", 5));                        // stop words only
+  check_error(catalog.search("MARKER " + std::string(506, 'x'), 5)); // 512 + 1 bytes
+  check_error(catalog.search("  ,;  ", 5));                          // no words
+  check_error(catalog.search("the of to", 5));                       // stop words only
   check_error(catalog.search("MARKER issue", 0));
   check_error(catalog.search("MARKER issue", 21));
-  CHECK(catalog.search("issue " + std::string(506, 'x'), 5).is_ok());  // exactly 512 bytes
+  CHECK(catalog.search("issue " + std::string(506, 'x'), 5).is_ok()); // exactly 512 bytes
   CHECK(catalog.search("issue", 20).is_ok());
   CHECK(catalog.search("issue", 1).is_ok());
 }
@@ -324,7 +324,7 @@ TEST_CASE("summaries are the first sentence and stay short") {
   w.allow_mcp("s_a", definition("long_one", std::string(400, 'w') + " end."));
   std::string accented;
   for (int n = 0; n < 200; ++n)
-    accented += "\xc3\xa9";  // two-byte UTF-8
+    accented += "\xc3\xa9"; // two-byte UTF-8
   w.allow_mcp("s_a", definition("accented", accented));
   w.allow_many("s_a", "pad", 8);
   auto view = w.view();

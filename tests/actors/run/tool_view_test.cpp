@@ -133,7 +133,7 @@ TEST_CASE("the token rule rounds up and its divisor and thresholds are configura
   CHECK(estimate_schema_tokens("abc", "", "", opts) == 1);
   CHECK(estimate_schema_tokens("abcd", "", "", opts) == 1);
   CHECK(estimate_schema_tokens("abcd", "e", "", opts) == 2);
-  opts.bytes_per_token = 0;  // treated as 1
+  opts.bytes_per_token = 0; // treated as 1
   CHECK(estimate_schema_tokens("abcd", "e", "", opts) == 5);
 
   tool_world w;
@@ -167,8 +167,8 @@ TEST_CASE("route-selected implementations stay direct in catalog mode") {
   CHECK(find_entry(view.catalog, "s_exa", "web_fetch_exa") != nullptr);
   CHECK(view.catalog.size() == 11);
   CHECK(names_of(view.direct)
-        == std::set<std::string>{internal_tools()[0].name, internal_tools()[1].name,
-                                 "tool_search", "tool_describe", "tool_call", "web_search_exa"});
+        == std::set<std::string>{internal_tools()[0].name, internal_tools()[1].name, "tool_search",
+                                 "tool_describe", "tool_call", "web_search_exa"});
 }
 
 TEST_CASE("voice keeps every tool direct") {
@@ -277,7 +277,7 @@ TEST_CASE("model-facing names are unique and use only letters digits underscore 
   w.allow_mcp("s_b", definition("files.read/v2"));
   w.allow_mcp("s_a", definition(std::string(100, 'n')));
   w.allow_mcp("s_b", definition(std::string(100, 'n')));
-  w.allow_mcp("s_a", definition("files_read_v2"));  // the sanitised form of another name
+  w.allow_mcp("s_a", definition("files_read_v2")); // the sanitised form of another name
   w.allow_many("s_a", "more", 10);
   for (auto kind : {view_kind::text, view_kind::voice}) {
     auto view = w.view(kind);
