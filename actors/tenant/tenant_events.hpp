@@ -4,13 +4,19 @@
 // Stream (<tenant>, "config"). Every event carries the whole entity it
 // changes, so the projection is a pure function of one event:
 //   agent.created      {"agent": agent}
-//   server.upserted    {"server": mcp_server_record}        server.deleted  {"server_id"}
-//   grant.set          {"grant": tool_grant}                grant.cleared
-//   {"agent_id","server_id","tool"} route.set          {"route": action_route} route.cleared
-//   {"agent_id","action"} contact.upserted   {"contact": contact_record}          contact.deleted
-//   {"contact_id"} phone.upserted     {"phone": phone_integration}         phone.deleted
-//   {"integration_id"} profile.upserted   {"profile": browser_profile}         profile.deleted
-//   {"handle"} migration.applied  {"name"}
+//   server.upserted    {"server": mcp_server_record}
+//   server.deleted     {"server_id"}
+//   grant.set          {"grant": tool_grant}
+//   grant.cleared      {"agent_id","server_id","tool"}
+//   route.set          {"route": action_route}
+//   route.cleared      {"agent_id","action"}
+//   contact.upserted   {"contact": contact_record}
+//   contact.deleted    {"contact_id"}
+//   phone.upserted     {"phone": phone_integration}
+//   phone.deleted      {"integration_id"}
+//   profile.upserted   {"profile": browser_profile}
+//   profile.deleted    {"handle"}
+//   migration.applied  {"name"}
 // Projection keys (state column family), all under "<tenant>/cfg/":
 //   agent/<agent_id>, server/<server_id>, grant/<agent_id>/<server_id or "-">/<tool>,
 //   route/<agent_id>/<action>, contact/<id>, phone/<id>, profile/<handle>, migration/<name>
