@@ -252,6 +252,10 @@ preset google_maps_grounding_lite() {
   out.api_key_header = "X-Goog-Api-Key";
   out.tools = {read_tool("search_places"), read_tool("lookup_weather"),
                read_tool("compute_routes")};
+  out.tools[1].guidance =
+    "Prefer calling lookup_weather directly with a specific address in location.address; "
+    "it avoids an unnecessary place-name resolution. Give exactly one of location.address, "
+    "location.placeId or location.latLng, and complete dates.";
   return out;
 }
 

@@ -23,6 +23,9 @@ struct preset_tool {
   bool read_only = false;         ///< curated: may run concurrently in a wave
   bool starter_grant = false;     ///< allowlisted and granted when the server is created
   bool enabled_by_default = true; ///< false: disabled in the preset (e.g. browserless_agent)
+  /// Curated guidance for the model, appended to the server's own
+  /// description in the run's view (e.g. call lookup_weather with an address).
+  std::string guidance;
 };
 
 struct preset_variant {

@@ -29,5 +29,6 @@ using contact_atom = caf::atom_constant<caf::atom("contact")>;
 using run_atom = caf::atom_constant<caf::atom("run")>;
 using audit_atom = caf::atom_constant<caf::atom("audit")>;
 using config_atom = caf::atom_constant<caf::atom("config")>;
+using check_atom = caf::atom_constant<caf::atom("check")>;
 
 } // namespace voxos

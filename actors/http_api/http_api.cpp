@@ -436,6 +436,15 @@ void http_api::routes::install_tenant_config(httplib::Server& srv) {
           tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
             relay(res, 200, t, run_atom::value, std::string{req.matches[1]});
           }));
+  srv.Post(path("/v1/runs/{}/checks", id),
+           tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+             auto body = read_body(req, res,
+                                   {{"server_id", json_kind::string, false, 64},
+                                    {"tool", json_kind::string, true, 128}});
+             if (body)
+               relay(res, 200, t, check_atom::value, std::string{req.matches[1]},
+                     string_field(*body, "server_id"), string_field(*body, "tool"));
+           }));
   srv.Get("/v1/audit",
           tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
             relay(res, 200, t, list_atom::value, audit_atom::value, audit_limit(req));

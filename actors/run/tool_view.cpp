@@ -1,5 +1,7 @@
 #include "actors/run/tool_view.hpp"
 
+#include "config/presets.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <deque>
@@ -8,6 +10,7 @@
 
 #include "actors/run/tool_catalog.hpp"
 #include "config/internal_tools.hpp"
+#include "config/presets.hpp"
 
 namespace voxos {
 
@@ -366,6 +369,10 @@ tool_view compose_view(const effective_policy& snapshot, const tenant_state& ten
                                                   : std::string_view{s.label});
       e.title = def->title;
       e.description = def->description;
+      if (const auto* p = find_preset(s.preset_id))
+        if (const auto* curated = find_preset_tool(*p, e.tool);
+            curated != nullptr && !curated->guidance.empty())
+          e.description += (e.description.empty() ? "" : "\n\n") + curated->guidance;
       e.input_schema = def->input_schema;
     }
     entries.push_back(std::move(e));

@@ -163,6 +163,42 @@ void remember_run(self_pointer self, const std::string& run_id, run_entry entry)
   }
 }
 
+/// Calls `fn(snapshot)` with a run's snapshot: from memory, or read from the
+/// run's stream. Delivers not_found for a run this tenant does not have.
+template <class F>
+caf::result<std::string> with_snapshot(self_pointer self, const std::string& run_id, F fn) {
+  auto& st = self->state;
+  if (auto found = st.runs.find(run_id); found != st.runs.end())
+    return fn(found->second.snapshot);
+  auto promise = self->make_response_promise<std::string>();
+  if (run_id.size() > 64) {
+    promise.deliver(make_error(errc::not_found, "no such run for this tenant"));
+    return promise;
+  }
+  stream_query q{st.tenant_id, "run." + run_id, 1, 1};
+  self->request(st.store, store_timeout, read_atom::value, q)
+    .then(
+      [promise, fn](std::vector<event_record>& events) mutable {
+        if (events.empty()) {
+          promise.deliver(make_error(errc::not_found, "no such run for this tenant"));
+          return;
+        }
+        auto doc = json::parse(events.front().data, nullptr, false);
+        auto snapshot =
+          doc.is_object() && doc.contains("snapshot")
+            ? tenant_events::policy_from_json(doc["snapshot"])
+            : result<effective_policy>{status::error(errc::corrupt_data, "malformed run record")};
+        if (!snapshot) {
+          promise.deliver(to_error(snapshot.error()));
+          return;
+        }
+        auto answer = fn(*snapshot);
+        promise.deliver(answer);
+      },
+      [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+  return promise;
+}
+
 json audit_decisions(const effective_policy& p) {
   json rows = json::array();
   for (const auto& d : p.decisions)
@@ -393,39 +429,36 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
     },
     [self, note](run_atom, const std::string& run_id) -> caf::result<std::string> {
       note();
-      auto& st = self->state;
-      if (auto found = st.runs.find(run_id); found != st.runs.end())
+      if (auto found = self->state.runs.find(run_id); found != self->state.runs.end())
         return json{{"run_id", run_id},
                     {"snapshot", tenant_events::to_json(found->second.snapshot)},
                     {"view", found->second.view}}
           .dump();
       // Older runs: the persisted snapshot, with a view recomposed from it.
-      auto promise = self->make_response_promise<std::string>();
-      stream_query q{st.tenant_id, "run." + run_id, 1, 1};
-      self->request(st.store, store_timeout, read_atom::value, q)
-        .then(
-          [self, promise, run_id](std::vector<event_record>& events) mutable {
-            if (events.empty()) {
-              promise.deliver(make_error(errc::not_found, "no such run for this tenant"));
-              return;
-            }
-            auto doc = json::parse(events.front().data, nullptr, false);
-            auto snapshot =
-              doc.is_object()
-                ? tenant_events::policy_from_json(doc["snapshot"])
-                : result<effective_policy>{status::error(errc::corrupt_data, "run record")};
-            if (!snapshot) {
-              promise.deliver(to_error(snapshot.error()));
-              return;
-            }
-            auto view = compose_view(*snapshot, self->state.cfg.state, self->state.view_opts,
-                                     kind_of(snapshot->chan));
-            promise.deliver(
-              json{{"run_id", run_id}, {"snapshot", doc["snapshot"]}, {"view", view_to_json(view)}}
-                .dump());
-          },
-          [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
-      return promise;
+      return with_snapshot(self, run_id, [self, run_id](const effective_policy& snapshot) {
+        auto view = compose_view(snapshot, self->state.cfg.state, self->state.view_opts,
+                                 kind_of(snapshot.chan));
+        return json{{"run_id", run_id},
+                    {"snapshot", tenant_events::to_json(snapshot)},
+                    {"view", view_to_json(view)}}
+          .dump();
+      });
+    },
+    [self, note](check_atom, const std::string& run_id, const std::string& server_id,
+                 const std::string& tool) -> caf::result<std::string> {
+      note();
+      return with_snapshot(
+        self, run_id, [self, run_id, server_id, tool](const effective_policy& snapshot) {
+          auto d = check_call(snapshot, server_id, tool);
+          audit(self, "call.decided",
+                {{"run_id", run_id},
+                 {"agent_id", snapshot.agent_id},
+                 {"channel", to_string(snapshot.chan)},
+                 {"tool", tool},
+                 {"server_id", server_id},
+                 {"reason", to_string(d.why)}});
+          return json{{"allowed", d.allowed()}, {"reason", to_string(d.why)}}.dump();
+        });
     },
     [self, note](list_atom, audit_atom, uint32_t limit) -> caf::result<std::string> {
       note();

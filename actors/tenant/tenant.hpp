@@ -51,6 +51,9 @@ using tenant_actor = caf::typed_actor<
   caf::replies_to<create_atom, run_atom, std::string, std::string, std::string>::with<std::string>,
   // A run's persisted snapshot and view: {"run_id","snapshot","view"}.
   caf::replies_to<run_atom, std::string>::with<std::string>,
+  // Execution check of one call in a run (run id, server id or "", tool)
+  // against the run's snapshot; audited. Answers {allowed, reason}.
+  caf::replies_to<check_atom, std::string, std::string, std::string>::with<std::string>,
   // The newest audit rows (at most the given count): JSON array.
   caf::replies_to<list_atom, audit_atom, uint32_t>::with<std::string>>;
 

@@ -280,3 +280,31 @@ TEST_CASE("a run of another tenant is not found") {
   auto reply = f.node.call("GET", "/v1/runs/" + run_id, other.second);
   CHECK(reply.status == 404);
 }
+
+TEST_CASE("a call inside a run is checked against its snapshot and audited") {
+  tenant_fixture f;
+  auto run_id = f.start_run()["run_id"].get<std::string>();
+  auto check = [&](const std::string& server_id, const std::string& tool) {
+    return f.node.call("POST", "/v1/runs/" + run_id + "/checks", f.token,
+                       json{{"server_id", server_id}, {"tool", tool}}.dump());
+  };
+  auto allowed = check(f.exa_id(), "web_search_exa");
+  REQUIRE_MESSAGE(allowed.status == 200, allowed.raw);
+  CHECK(allowed.body["allowed"] == true);
+  auto refused = check("", "search_contacts");
+  CHECK(refused.body["allowed"] == false);
+  CHECK(refused.body["reason"] == "not_in_snapshot");
+  // A grant made after the run started does not reach it.
+  REQUIRE(f.set_grant("", "search_contacts", "allow").status == 200);
+  CHECK(check("", "search_contacts").body["allowed"] == false);
+  int executed = 0;
+  for (auto& row : f.node.call("GET", "/v1/audit?limit=50", f.token).body)
+    if (row["phase"] == "execute" && row["run_id"] == run_id)
+      ++executed;
+  CHECK(executed == 3);
+  // Another tenant's token cannot check this run.
+  auto other = f.node.make_tenant("Other");
+  auto foreign = f.node.call("POST", "/v1/runs/" + run_id + "/checks", other.second,
+                             json{{"tool", "web_search_exa"}}.dump());
+  CHECK(foreign.status == 404);
+}

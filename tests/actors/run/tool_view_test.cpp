@@ -369,3 +369,19 @@ TEST_CASE("a route-selected tool alone does not open the catalog") {
   CHECK_FALSE(view.catalog_mode);
   CHECK(view.direct.size() == 10);
 }
+
+TEST_CASE("the weather tool's description tells the model to call it directly with an address") {
+  test::tool_world w;
+  w.server("s_maps", "Maps", "google_maps_grounding_lite");
+  w.allow_mcp("s_maps", test::definition("lookup_weather", "Weather for a location."));
+  w.server("s_other", "Other");
+  w.allow_mcp("s_other", test::definition("lookup_weather", "Weather for a location."));
+  auto view = w.view();
+  const auto* curated = test::find_entry(view.direct, "s_maps", "lookup_weather");
+  const auto* plain = test::find_entry(view.direct, "s_other", "lookup_weather");
+  REQUIRE(curated != nullptr);
+  REQUIRE(plain != nullptr);
+  CHECK(curated->description.find("directly with a specific address") != std::string::npos);
+  CHECK(curated->description.rfind("Weather for a location.", 0) == 0);
+  CHECK(plain->description == "Weather for a location.");
+}
