@@ -23,6 +23,18 @@ internal_tool make_tool(std::string name, risk_level risk, std::string kind) {
 }
 
 /// Low-risk tools over the agent's own data: granted without a decision.
+/// The input of list tools: an optional page size and the previous page's cursor.
+constexpr const char* paging_schema = R"json({
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "properties": {
+    "limit": {"type": "integer", "minimum": 1, "maximum": 100},
+    "cursor": {"type": "string", "maxLength": 256, "description": "From the previous page."}
+  },
+  "required": [],
+  "additionalProperties": false
+})json";
+
 internal_tool low_read_only(std::string name) {
   auto out = make_tool(std::move(name), risk_level::low, "Read-only");
   out.read_only = true;
@@ -111,31 +123,13 @@ std::vector<internal_tool> build_registry() {
   {
     auto tool = low_read_only("list_agent_memories");
     tool.description = "List this agent's active memories, newest first.";
-    tool.input_schema = R"json({
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "properties": {
-    "limit": {"type": "integer", "minimum": 1, "maximum": 100},
-    "cursor": {"type": "string", "maxLength": 256, "description": "From the previous page."}
-  },
-  "required": [],
-  "additionalProperties": false
-})json";
+    tool.input_schema = paging_schema;
     out.push_back(std::move(tool));
   }
   {
     auto tool = low_read_only("list_agent_skills");
     tool.description = "List the skills available to this agent with slug, name and summary.";
-    tool.input_schema = R"json({
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "properties": {
-    "limit": {"type": "integer", "minimum": 1, "maximum": 100},
-    "cursor": {"type": "string", "maxLength": 256, "description": "From the previous page."}
-  },
-  "required": [],
-  "additionalProperties": false
-})json";
+    tool.input_schema = paging_schema;
     out.push_back(std::move(tool));
   }
   {

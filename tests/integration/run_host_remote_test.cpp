@@ -32,15 +32,7 @@ TEST_CASE("an agent host in another process pings the run host and learns its te
   REQUIRE(node.wait_up());
 
   // A tenant and its token, made through the operator API.
-  httplib::Headers admin{{"Authorization", "Bearer " + node.admin_token()}};
-  auto cli = node.client();
-  auto created = cli.Post("/v1/admin/tenants", admin, R"({"name":"Acme"})", "application/json");
-  REQUIRE(created);
-  auto tenant_id = nlohmann::json::parse(created->body)["tenant_id"].get<std::string>();
-  auto issued = cli.Post(("/v1/admin/tenants/" + tenant_id + "/tokens").c_str(), admin, "{}",
-                         "application/json");
-  REQUIRE(issued);
-  auto token = nlohmann::json::parse(issued->body)["token"].get<std::string>();
+  auto [tenant_id, token] = node.make_tenant("Acme");
 
   host_config cfg;
   caf::actor_system sys{cfg};

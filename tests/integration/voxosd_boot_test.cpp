@@ -93,16 +93,9 @@ TEST_CASE("voxosctl audit prints a tenant's policy decisions") {
   test::temp_dir dir;
   test::voxosd_process node{dir, test::test_config(dir)};
   REQUIRE(node.wait_up());
-  httplib::Headers admin{{"Authorization", "Bearer " + node.admin_token()}};
+  auto [tenant_id, token] = node.make_tenant("Acme");
   auto cli = node.client();
-  auto created = cli.Post("/v1/admin/tenants", admin, R"({"name":"Acme"})", "application/json");
-  REQUIRE(created);
-  auto tenant_id = nlohmann::json::parse(created->body)["tenant_id"].get<std::string>();
-  auto issued = cli.Post(("/v1/admin/tenants/" + tenant_id + "/tokens").c_str(), admin, "{}",
-                         "application/json");
-  REQUIRE(issued);
-  httplib::Headers tenant{
-    {"Authorization", "Bearer " + nlohmann::json::parse(issued->body)["token"].get<std::string>()}};
+  httplib::Headers tenant{{"Authorization", "Bearer " + token}};
   auto agents = cli.Get("/v1/agents", tenant);
   REQUIRE(agents);
   auto agent_id = nlohmann::json::parse(agents->body)[0]["agent_id"].get<std::string>();

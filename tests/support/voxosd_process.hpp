@@ -7,6 +7,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include <doctest/doctest.h>
 #include <httplib.h>
@@ -72,6 +73,23 @@ public:
 
   std::string admin_token() const {
     return read_json(dir_.path() / "var" / "secrets.json")["admin_token"].get<std::string>();
+  }
+
+  /// Creates a tenant and issues it a token through the operator API;
+  /// returns {tenant_id, token}.
+  std::pair<std::string, std::string> make_tenant(const std::string& name) const {
+    httplib::Headers admin{{"Authorization", "Bearer " + admin_token()}};
+    auto cli = client();
+    auto created = cli.Post("/v1/admin/tenants", admin, nlohmann::json{{"name", name}}.dump(),
+                            "application/json");
+    REQUIRE(created);
+    REQUIRE(created->status == 201);
+    auto tenant_id = nlohmann::json::parse(created->body)["tenant_id"].get<std::string>();
+    auto issued = cli.Post(("/v1/admin/tenants/" + tenant_id + "/tokens").c_str(), admin, "{}",
+                           "application/json");
+    REQUIRE(issued);
+    REQUIRE(issued->status == 201);
+    return {tenant_id, nlohmann::json::parse(issued->body)["token"].get<std::string>()};
   }
 
   httplib::Client client() const {
