@@ -21,6 +21,8 @@
 #include "actors/tenant/tenant_events.hpp"
 #include "storage/event_db.hpp"
 
+#include <nlohmann/json.hpp>
+
 namespace {
 
 using namespace voxos;
@@ -131,6 +133,7 @@ int main(int argc, char** argv) {
   std::vector<double> cold_us;
   std::size_t direct = 0;
   std::size_t catalog = 0;
+  std::size_t snapshot_bytes = 0;
   tenant_state warm_state;
   for (int round = 0; round < rounds; ++round) {
     auto opened = clock_type::now();
@@ -148,6 +151,7 @@ int main(int argc, char** argv) {
     auto view = compose_view(snapshot, loaded->state, view_opts, view_kind::text);
     cold_us.push_back(micros_since(start));
     direct = view.direct.size();
+    snapshot_bytes = tenant_events::to_json(snapshot).dump().size();
     catalog = view.catalog.size();
     warm_state = std::move(loaded->state);
   }
@@ -160,8 +164,9 @@ int main(int argc, char** argv) {
   }
   std::filesystem::remove_all(dir);
 
-  std::printf("tenant with %d servers and %d cached tools; view: %zu direct, %zu in the catalog\n",
-              servers, servers * tools_per_server, direct, catalog);
+  std::printf("tenant with %d servers and %d cached tools; view: %zu direct, %zu in the catalog; "
+              "persisted snapshot %zu bytes\n",
+              servers, servers * tools_per_server, direct, catalog, snapshot_bytes);
   std::printf("  store reopen (projection rebuild):  p50 %9.0f us   p99 %9.0f us  (%d rounds)\n",
               percentile(open_us, 0.5), percentile(open_us, 0.99), rounds);
   std::printf("  cold: read state + snapshot + view: p50 %9.0f us   p99 %9.0f us\n",

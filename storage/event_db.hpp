@@ -42,7 +42,7 @@ using projector = std::function<status(const event_record&, std::vector<state_wr
 
 struct event_db_options {
   bool sync = true;
-  std::size_t max_event_bytes = 256 * 1024;
+  std::size_t max_event_bytes = 4 * 1024 * 1024;
   std::size_t max_events_per_append = 1024;
   std::vector<projector> projectors;
 };
