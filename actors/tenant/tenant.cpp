@@ -114,15 +114,22 @@ append_request config_append(const std::string& tenant_id, std::vector<event_dra
   return req;
 }
 
-/// Records an audit event; failures are logged, never fatal.
-void audit(self_pointer self, std::string type, json data) {
+using string_promise = caf::typed_response_promise<std::string>;
+
+/// Records an audit event, then calls `done(ok)`: callers answer only once
+/// the decision they report is durable in the audit stream.
+template <class F>
+void audit(self_pointer self, std::string type, json data, F done) {
   append_request req;
   req.tenant = self->state.tenant_id;
   req.stream = audit_stream;
   req.events.push_back({std::move(type), data.dump()});
   self->request(self->state.store, store_timeout, append_atom::value, std::move(req))
-    .then([](const append_result&) {},
-          [](caf::error& err) { log::error("tenant", "audit append failed: " + message_of(err)); });
+    .then([done](const append_result&) mutable { done(true); },
+          [done](caf::error& err) mutable {
+            log::error("tenant", "audit append failed: " + message_of(err));
+            done(false);
+          });
 }
 
 /// Appends `events` durably, then applies them in memory and answers with
@@ -147,10 +154,12 @@ caf::result<std::string> commit(self_pointer self, std::vector<event_draft> even
 }
 
 /// Refuses a change: an audit event, then the error.
-caf::error refuse(self_pointer self, const status& why, json what) {
+caf::result<std::string> refuse(self_pointer self, const status& why, json what) {
   what["code"] = to_string(why.code());
-  audit(self, "config.refused", std::move(what));
-  return to_error(why);
+  auto promise = self->make_response_promise<std::string>();
+  audit(self, "config.refused", std::move(what),
+        [promise, err = to_error(why)](bool) mutable { promise.deliver(std::move(err)); });
+  return promise;
 }
 
 void remember_run(self_pointer self, const std::string& run_id, run_entry entry) {
@@ -163,14 +172,17 @@ void remember_run(self_pointer self, const std::string& run_id, run_entry entry)
   }
 }
 
-/// Calls `fn(snapshot)` with a run's snapshot: from memory, or read from the
-/// run's stream. Delivers not_found for a run this tenant does not have.
+/// Calls `fn(snapshot, promise)` with a run's snapshot, from memory or read
+/// from the run's stream; `fn` answers through the promise. Answers
+/// not_found for a run this tenant does not have.
 template <class F>
 caf::result<std::string> with_snapshot(self_pointer self, const std::string& run_id, F fn) {
   auto& st = self->state;
-  if (auto found = st.runs.find(run_id); found != st.runs.end())
-    return fn(found->second.snapshot);
   auto promise = self->make_response_promise<std::string>();
+  if (auto found = st.runs.find(run_id); found != st.runs.end()) {
+    fn(found->second.snapshot, promise);
+    return promise;
+  }
   if (run_id.size() > 64) {
     promise.deliver(make_error(errc::not_found, "no such run for this tenant"));
     return promise;
@@ -192,8 +204,7 @@ caf::result<std::string> with_snapshot(self_pointer self, const std::string& run
           promise.deliver(to_error(snapshot.error()));
           return;
         }
-        auto answer = fn(*snapshot);
-        promise.deliver(answer);
+        fn(*snapshot, promise);
       },
       [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
   return promise;
@@ -408,21 +419,28 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
       run_record.events.push_back(
         {"run.started", json{{"run_id", ctx.run_id}, {"snapshot", snapshot_json}}.dump()});
       run_record.expected_next = 1;
-      audit(self, "policy.composed",
-            {{"run_id", ctx.run_id},
-             {"agent_id", agent_id},
-             {"channel", chan},
-             {"caller", to_string(snapshot.caller)},
-             {"decisions", audit_decisions(snapshot)}});
+      json composed{{"run_id", ctx.run_id},
+                    {"agent_id", agent_id},
+                    {"channel", chan},
+                    {"caller", to_string(snapshot.caller)},
+                    {"decisions", audit_decisions(snapshot)}};
       auto promise = self->make_response_promise<std::string>();
       auto answer =
         json{{"run_id", ctx.run_id}, {"snapshot", snapshot_json}, {"view", view_json}}.dump();
       self->request(st.store, store_timeout, append_atom::value, std::move(run_record))
         .then(
-          [self, promise, answer, run_id = ctx.run_id, snapshot = std::move(snapshot),
+          [self, promise, answer, composed = std::move(composed), run_id = ctx.run_id,
+           snapshot = std::move(snapshot),
            view_json = std::move(view_json)](const append_result&) mutable {
             remember_run(self, run_id, {std::move(snapshot), std::move(view_json)});
-            promise.deliver(answer);
+            // The run answers once its composition decisions are audited.
+            audit(self, "policy.composed", std::move(composed), [promise, answer](bool ok) mutable {
+              if (ok)
+                promise.deliver(answer);
+              else
+                promise.deliver(
+                  make_error(errc::storage_failure, "the run's decisions were not audited"));
+            });
           },
           [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
       return promise;
@@ -435,29 +453,39 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
                     {"view", found->second.view}}
           .dump();
       // Older runs: the persisted snapshot, with a view recomposed from it.
-      return with_snapshot(self, run_id, [self, run_id](const effective_policy& snapshot) {
-        auto view = compose_view(snapshot, self->state.cfg.state, self->state.view_opts,
-                                 kind_of(snapshot.chan));
-        return json{{"run_id", run_id},
-                    {"snapshot", tenant_events::to_json(snapshot)},
-                    {"view", view_to_json(view)}}
-          .dump();
-      });
+      return with_snapshot(
+        self, run_id, [self, run_id](const effective_policy& snapshot, string_promise& promise) {
+          auto view = compose_view(snapshot, self->state.cfg.state, self->state.view_opts,
+                                   kind_of(snapshot.chan));
+          promise.deliver(json{{"run_id", run_id},
+                               {"snapshot", tenant_events::to_json(snapshot)},
+                               {"view", view_to_json(view)}}
+                            .dump());
+        });
     },
     [self, note](check_atom, const std::string& run_id, const std::string& server_id,
                  const std::string& tool) -> caf::result<std::string> {
       note();
       return with_snapshot(
-        self, run_id, [self, run_id, server_id, tool](const effective_policy& snapshot) {
+        self, run_id,
+        [self, run_id, server_id, tool](const effective_policy& snapshot, string_promise& promise) {
           auto d = check_call(snapshot, server_id, tool);
+          auto answer = json{{"allowed", d.allowed()}, {"reason", to_string(d.why)}}.dump();
+          // No decision without its audit record: fail closed.
           audit(self, "call.decided",
                 {{"run_id", run_id},
                  {"agent_id", snapshot.agent_id},
                  {"channel", to_string(snapshot.chan)},
                  {"tool", tool},
                  {"server_id", server_id},
-                 {"reason", to_string(d.why)}});
-          return json{{"allowed", d.allowed()}, {"reason", to_string(d.why)}}.dump();
+                 {"reason", to_string(d.why)}},
+                [promise, answer](bool ok) mutable {
+                  if (ok)
+                    promise.deliver(answer);
+                  else
+                    promise.deliver(
+                      make_error(errc::storage_failure, "the decision was not audited"));
+                });
         });
     },
     [self, note](list_atom, audit_atom, uint32_t limit) -> caf::result<std::string> {
