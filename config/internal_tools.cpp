@@ -8,7 +8,11 @@
 // the trusted execution context, never from model arguments.
 #include "config/internal_tools.hpp"
 
+#include <initializer_list>
+#include <string_view>
 #include <utility>
+
+#include <nlohmann/json.hpp>
 
 namespace voxos {
 
@@ -23,17 +27,26 @@ internal_tool make_tool(std::string name, risk_level risk, std::string kind) {
 }
 
 /// Low-risk tools over the agent's own data: granted without a decision.
+/// A strict draft 2020-12 object schema: these properties, these required,
+/// nothing else. `properties` is a JSON object's text.
+std::string object_schema(std::string_view properties,
+                          std::initializer_list<const char*> required) {
+  auto doc = nlohmann::ordered_json::object();
+  doc["$schema"] = "https://json-schema.org/draft/2020-12/schema";
+  doc["type"] = "object";
+  doc["properties"] = nlohmann::ordered_json::parse(properties);
+  doc["required"] = nlohmann::ordered_json::array();
+  for (const auto* name : required)
+    doc["required"].push_back(name);
+  doc["additionalProperties"] = false;
+  return doc.dump(2);
+}
+
 /// The input of list tools: an optional page size and the previous page's cursor.
-constexpr const char* paging_schema = R"json({
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "properties": {
+const char* const paging_properties = R"json({
     "limit": {"type": "integer", "minimum": 1, "maximum": 100},
     "cursor": {"type": "string", "maxLength": 256, "description": "From the previous page."}
-  },
-  "required": [],
-  "additionalProperties": false
-})json";
+  })json";
 
 internal_tool low_read_only(std::string name) {
   auto out = make_tool(std::move(name), risk_level::low, "Read-only");
@@ -69,16 +82,11 @@ std::vector<internal_tool> build_registry() {
     tool.description =
       "Search bounded retained evidence from this account's earlier conversations and runs. "
       "Returns matching excerpts with evidence IDs to pass to read_agent_history.";
-    tool.input_schema = R"json({
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "properties": {
+    tool.input_schema = object_schema(R"json({
     "query": {"type": "string", "minLength": 1, "maxLength": 500, "description": "What to look for."},
     "limit": {"type": "integer", "minimum": 1, "maximum": 20, "description": "Maximum excerpts (default 5)."}
-  },
-  "required": ["query"],
-  "additionalProperties": false
-})json";
+  })json",
+                                      {"query"});
     out.push_back(std::move(tool));
   }
   {
@@ -87,15 +95,10 @@ std::vector<internal_tool> build_registry() {
     tool.description =
       "Read the bounded context around one evidence ID returned by search_agent_history, "
       "with a citation to the conversation or run it came from.";
-    tool.input_schema = R"json({
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "properties": {
+    tool.input_schema = object_schema(R"json({
     "evidence_id": {"type": "string", "minLength": 1, "maxLength": 128, "description": "An evidence ID from search_agent_history."}
-  },
-  "required": ["evidence_id"],
-  "additionalProperties": false
-})json";
+  })json",
+                                      {"evidence_id"});
     out.push_back(std::move(tool));
   }
   {
@@ -104,18 +107,13 @@ std::vector<internal_tool> build_registry() {
       "Submit a memory, skill or diagnostic candidate learned in this conversation. The "
       "account's knowledge policy assesses it; it does not become active by itself, and "
       "only the owner can approve it.";
-    tool.input_schema = R"json({
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "properties": {
+    tool.input_schema = object_schema(R"json({
     "kind": {"type": "string", "enum": ["memory", "skill", "diagnostic"]},
     "title": {"type": "string", "minLength": 1, "maxLength": 200},
     "content": {"type": "string", "minLength": 1, "maxLength": 8000, "description": "The candidate itself."},
     "rationale": {"type": "string", "maxLength": 2000, "description": "Why it would help future runs."}
-  },
-  "required": ["kind", "content"],
-  "additionalProperties": false
-})json";
+  })json",
+                                      {"kind", "content"});
     out.push_back(std::move(tool));
   }
 
@@ -123,42 +121,32 @@ std::vector<internal_tool> build_registry() {
   {
     auto tool = low_read_only("list_agent_memories");
     tool.description = "List this agent's active memories, newest first.";
-    tool.input_schema = paging_schema;
+    tool.input_schema = object_schema(paging_properties, {});
     out.push_back(std::move(tool));
   }
   {
     auto tool = low_read_only("list_agent_skills");
     tool.description = "List the skills available to this agent with slug, name and summary.";
-    tool.input_schema = paging_schema;
+    tool.input_schema = object_schema(paging_properties, {});
     out.push_back(std::move(tool));
   }
   {
     auto tool = low_read_only("get_agent_skill");
     tool.description = "Read one skill's full instructions by its slug from list_agent_skills.";
-    tool.input_schema = R"json({
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "properties": {
+    tool.input_schema = object_schema(R"json({
     "slug": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,63}$"}
-  },
-  "required": ["slug"],
-  "additionalProperties": false
-})json";
+  })json",
+                                      {"slug"});
     out.push_back(std::move(tool));
   }
   {
     auto tool = low_read_only("list_task_plans");
     tool.description = "List this agent's task plans with their steps and status.";
-    tool.input_schema = R"json({
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "properties": {
+    tool.input_schema = object_schema(R"json({
     "status": {"type": "string", "enum": ["open", "completed", "all"]},
     "limit": {"type": "integer", "minimum": 1, "maximum": 50}
-  },
-  "required": [],
-  "additionalProperties": false
-})json";
+  })json",
+                                      {});
     out.push_back(std::move(tool));
   }
   {
@@ -173,15 +161,10 @@ std::vector<internal_tool> build_registry() {
       "numbers only (no notes, email addresses or admin flags). When the user names a person, "
       "search first; proceed with a unique match; ask the user to choose between ambiguous "
       "matches; ask for a number or offer to create a contact only when no match exists.";
-    tool.input_schema = R"json({
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "properties": {
+    tool.input_schema = object_schema(R"json({
     "query": {"type": "string", "minLength": 1, "maxLength": 200, "description": "A name, part of a name, or a phone number."}
-  },
-  "required": ["query"],
-  "additionalProperties": false
-})json";
+  })json",
+                                      {"query"});
     out.push_back(std::move(tool));
   }
 
@@ -199,17 +182,12 @@ std::vector<internal_tool> build_registry() {
       "(the child sees only the task) or summary (the child also gets a summary of this "
       "conversation); optionally name a model from the user's subagent allowlist. The child "
       "cannot use tools this run lacks and cannot delegate further.";
-    tool.input_schema = R"json({
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "properties": {
+    tool.input_schema = object_schema(R"json({
     "task": {"type": "string", "minLength": 1, "maxLength": 4000, "description": "The scoped task, complete enough to run without this conversation."},
     "context": {"type": "string", "enum": ["isolated", "summary"]},
     "model": {"type": "string", "minLength": 1, "maxLength": 128, "description": "A model from the user's subagent allowlist; omit for the default."}
-  },
-  "required": ["task", "context"],
-  "additionalProperties": false
-})json";
+  })json",
+                                      {"task", "context"});
     out.push_back(std::move(tool));
   }
 
@@ -219,16 +197,11 @@ std::vector<internal_tool> build_registry() {
     tool.description =
       "Submit a new memory for this agent. It is a candidate under the account's knowledge "
       "policy and may need owner review before it becomes active.";
-    tool.input_schema = R"json({
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "properties": {
+    tool.input_schema = object_schema(R"json({
     "content": {"type": "string", "minLength": 1, "maxLength": 2000},
     "title": {"type": "string", "minLength": 1, "maxLength": 200}
-  },
-  "required": ["content"],
-  "additionalProperties": false
-})json";
+  })json",
+                                      {"content"});
     out.push_back(std::move(tool));
   }
   {
@@ -236,16 +209,11 @@ std::vector<internal_tool> build_registry() {
     tool.description =
       "Propose a memory for the owner to review in Knowledge, when the user has not clearly "
       "asked you to remember it.";
-    tool.input_schema = R"json({
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "properties": {
+    tool.input_schema = object_schema(R"json({
     "content": {"type": "string", "minLength": 1, "maxLength": 2000},
     "reason": {"type": "string", "maxLength": 1000}
-  },
-  "required": ["content"],
-  "additionalProperties": false
-})json";
+  })json",
+                                      {"content"});
     out.push_back(std::move(tool));
   }
   {
@@ -253,15 +221,10 @@ std::vector<internal_tool> build_registry() {
     tool.description =
       "Archive one of this agent's memories by its ID from list_agent_memories. Archived "
       "memories stop being used but are kept for review.";
-    tool.input_schema = R"json({
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "properties": {
+    tool.input_schema = object_schema(R"json({
     "memory_id": {"type": "string", "minLength": 1, "maxLength": 128}
-  },
-  "required": ["memory_id"],
-  "additionalProperties": false
-})json";
+  })json",
+                                      {"memory_id"});
     out.push_back(std::move(tool));
   }
   {
@@ -269,17 +232,12 @@ std::vector<internal_tool> build_registry() {
     tool.description =
       "Draft a new user skill: named, reusable instructions. It is saved as a draft; the "
       "owner activates skills in Knowledge.";
-    tool.input_schema = R"json({
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "properties": {
+    tool.input_schema = object_schema(R"json({
     "name": {"type": "string", "minLength": 1, "maxLength": 100},
     "description": {"type": "string", "maxLength": 500},
     "instructions": {"type": "string", "minLength": 1, "maxLength": 20000}
-  },
-  "required": ["name", "instructions"],
-  "additionalProperties": false
-})json";
+  })json",
+                                      {"name", "instructions"});
     out.push_back(std::move(tool));
   }
   {
@@ -305,15 +263,10 @@ std::vector<internal_tool> build_registry() {
     auto tool = medium_mutating("archive_user_skill");
     tool.description =
       "Archive a user skill by slug. The owner can restore archived skills in Knowledge.";
-    tool.input_schema = R"json({
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "properties": {
+    tool.input_schema = object_schema(R"json({
     "slug": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,63}$"}
-  },
-  "required": ["slug"],
-  "additionalProperties": false
-})json";
+  })json",
+                                      {"slug"});
     out.push_back(std::move(tool));
   }
 
@@ -324,21 +277,11 @@ std::vector<internal_tool> build_registry() {
       "Record a plan for multi-step work as an ordered list of steps. A plan is a planning "
       "record only: it does not schedule execution, reminders or notifications and sends "
       "nothing.";
-    tool.input_schema = R"json({
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "properties": {
+    tool.input_schema = object_schema(R"json({
     "title": {"type": "string", "minLength": 1, "maxLength": 200},
-    "steps": {
-      "type": "array",
-      "minItems": 1,
-      "maxItems": 50,
-      "items": {"type": "string", "minLength": 1, "maxLength": 500}
-    }
-  },
-  "required": ["title", "steps"],
-  "additionalProperties": false
-})json";
+    "steps": {"type": "array", "minItems": 1, "maxItems": 50, "items": {"type": "string", "minLength": 1, "maxLength": 500}}
+  })json",
+                                      {"title", "steps"});
     out.push_back(std::move(tool));
   }
   {
@@ -354,72 +297,35 @@ std::vector<internal_tool> build_registry() {
       "each future response returns to this chat; it cannot target another chat or a "
       "messaging sender. Supply only a task name, the instruction for the future turn, the "
       "timing and an IANA timezone; times are local wall-clock times in that timezone.";
-    tool.input_schema = R"json({
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "properties": {
+    tool.input_schema = object_schema(R"json({
     "task_name": {"type": "string", "minLength": 1, "maxLength": 100},
     "instruction": {"type": "string", "minLength": 1, "maxLength": 4000, "description": "What the future turn should do."},
-    "timing": {
-      "oneOf": [
-        {
-          "type": "object",
-          "properties": {
-            "kind": {"const": "once"},
-            "at": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2})?$"}
-          },
-          "required": ["kind", "at"],
-          "additionalProperties": false
-        },
-        {
-          "type": "object",
-          "properties": {
-            "kind": {"const": "interval"},
-            "every_minutes": {"type": "integer", "minimum": 5, "maximum": 525600},
-            "starts_at": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2})?$"}
-          },
-          "required": ["kind", "every_minutes"],
-          "additionalProperties": false
-        }
-      ]
-    },
+    "timing": {"oneOf": [{"type": "object", "properties": {"kind": {"const": "once"}, "at": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2})?$"}}, "required": ["kind", "at"], "additionalProperties": false}, {"type": "object", "properties": {"kind": {"const": "interval"}, "every_minutes": {"type": "integer", "minimum": 5, "maximum": 525600}, "starts_at": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2})?$"}}, "required": ["kind", "every_minutes"], "additionalProperties": false}]},
     "timezone": {"type": "string", "minLength": 1, "maxLength": 64, "description": "IANA timezone, e.g. Europe/London."}
-  },
-  "required": ["task_name", "instruction", "timing", "timezone"],
-  "additionalProperties": false
-})json";
+  })json",
+                                      {"task_name", "instruction", "timing", "timezone"});
     out.push_back(std::move(tool));
   }
   {
     auto tool = medium_mutating("update_task_step");
     tool.description = "Set the status of one step of a task plan, with an optional short note.";
-    tool.input_schema = R"json({
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "properties": {
+    tool.input_schema = object_schema(R"json({
     "plan_id": {"type": "string", "minLength": 1, "maxLength": 128},
     "step_index": {"type": "integer", "minimum": 0, "maximum": 49},
     "status": {"type": "string", "enum": ["pending", "in_progress", "done", "skipped"]},
     "note": {"type": "string", "maxLength": 1000}
-  },
-  "required": ["plan_id", "step_index", "status"],
-  "additionalProperties": false
-})json";
+  })json",
+                                      {"plan_id", "step_index", "status"});
     out.push_back(std::move(tool));
   }
   {
     auto tool = medium_mutating("complete_task_plan");
     tool.description = "Mark a task plan complete, with an optional summary of the outcome.";
-    tool.input_schema = R"json({
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "properties": {
+    tool.input_schema = object_schema(R"json({
     "plan_id": {"type": "string", "minLength": 1, "maxLength": 128},
     "summary": {"type": "string", "maxLength": 2000}
-  },
-  "required": ["plan_id"],
-  "additionalProperties": false
-})json";
+  })json",
+                                      {"plan_id"});
     out.push_back(std::move(tool));
   }
 
@@ -429,30 +335,20 @@ std::vector<internal_tool> build_registry() {
     tool.description =
       "Search the Voxos product documentation. Returns matching passages with document IDs "
       "for read_product_doc. The docs are global; they hold no user data.";
-    tool.input_schema = R"json({
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "properties": {
+    tool.input_schema = object_schema(R"json({
     "query": {"type": "string", "minLength": 1, "maxLength": 300},
     "limit": {"type": "integer", "minimum": 1, "maximum": 10}
-  },
-  "required": ["query"],
-  "additionalProperties": false
-})json";
+  })json",
+                                      {"query"});
     out.push_back(std::move(tool));
   }
   {
     auto tool = global_read_only("read_product_doc", "Read-only, global product docs");
     tool.description = "Read one Voxos product documentation page by its document ID.";
-    tool.input_schema = R"json({
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "properties": {
+    tool.input_schema = object_schema(R"json({
     "doc_id": {"type": "string", "pattern": "^[a-z0-9][a-z0-9/_-]{0,127}$"}
-  },
-  "required": ["doc_id"],
-  "additionalProperties": false
-})json";
+  })json",
+                                      {"doc_id"});
     out.push_back(std::move(tool));
   }
   {
@@ -460,15 +356,10 @@ std::vector<internal_tool> build_registry() {
     tool.description =
       "Return the current date and time in the given IANA timezone, or in UTC when none is "
       "given.";
-    tool.input_schema = R"json({
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "type": "object",
-  "properties": {
+    tool.input_schema = object_schema(R"json({
     "timezone": {"type": "string", "minLength": 1, "maxLength": 64, "description": "IANA timezone, e.g. America/New_York."}
-  },
-  "required": [],
-  "additionalProperties": false
-})json";
+  })json",
+                                      {});
     out.push_back(std::move(tool));
   }
   return out;
