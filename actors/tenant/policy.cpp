@@ -16,32 +16,38 @@ constexpr std::string_view web_search_exa = "web_search_exa";
 
 // -- base policy ---------------------------------------------------------------
 
+/// (server id, tool) as views; the strings outlive the maps keyed by them.
+using tool_key = std::pair<std::string_view, std::string_view>;
+struct tool_key_hash {
+  std::size_t operator()(const tool_key& k) const noexcept {
+    auto h = std::hash<std::string_view>{}(k.first);
+    return h
+           ^ (std::hash<std::string_view>{}(k.second) + 0x9e3779b97f4a7c15ULL + (h << 6)
+              + (h >> 2));
+  }
+};
+
 /// One agent's explicit decisions, indexed by (server id, tool): built once
 /// per composition so each lookup is a hash probe, not a scan of every grant.
 class grant_index {
 public:
+  // Keys are views into tenant.grants, which outlives the index.
   grant_index(const tenant_state& tenant, std::string_view agent_id) {
+    by_tool_.reserve(tenant.grants.size());
     for (const auto& g : tenant.grants)
       if (g.agent_id == agent_id)
-        by_tool_[key(g.server_id, g.tool)] = g.decision; // the last one wins
+        by_tool_[{g.server_id, g.tool}] = g.decision; // the last one wins
   }
 
   std::optional<grant_decision> find(std::string_view server_id, std::string_view tool) const {
-    auto found = by_tool_.find(key(server_id, tool));
+    auto found = by_tool_.find({server_id, tool});
     if (found == by_tool_.end())
       return std::nullopt;
     return found->second;
   }
 
 private:
-  static std::string key(std::string_view server_id, std::string_view tool) {
-    std::string out;
-    out.reserve(server_id.size() + tool.size() + 1);
-    out.append(server_id).push_back('\x1f');
-    out.append(tool);
-    return out;
-  }
-  std::unordered_map<std::string, grant_decision> by_tool_;
+  std::unordered_map<tool_key, grant_decision, tool_key_hash> by_tool_;
 };
 
 reason from_decision(grant_decision d) {
@@ -153,6 +159,10 @@ struct candidate {
 
 std::vector<candidate> base_policy(const tenant_state& tenant, std::string_view agent_id) {
   std::vector<candidate> out;
+  auto expected = internal_tools().size() + tenant.phones.size();
+  for (const auto& [id, server] : tenant.servers)
+    expected += server.allowed_tools.size() + server.cached_tools.size();
+  out.reserve(expected);
   grant_index grants{tenant, agent_id};
   // Internal tools.
   bool contacts_allowed = false;
@@ -170,7 +180,16 @@ std::vector<candidate> base_policy(const tenant_state& tenant, std::string_view 
   }
   // Phone integration tools: need an explicit grant, a connected
   // call-capable resource, and an allowed contact search to resolve callees.
-  for (const auto& phone : tenant.phones) {
+  std::vector<const phone_integration*> phones;
+  phones.reserve(tenant.phones.size());
+  for (const auto& phone : tenant.phones)
+    phones.push_back(&phone);
+  std::sort(phones.begin(), phones.end(), [](const auto* x, const auto* y) {
+    return std::tie(x->integration_id, x->place_call_tool)
+           < std::tie(y->integration_id, y->place_call_tool);
+  });
+  for (const auto* phone_ptr : phones) {
+    const auto& phone = *phone_ptr;
     if (phone.place_call_tool.empty())
       continue;
     candidate c;
@@ -305,8 +324,11 @@ bool qualifying_exa(const tenant_state& tenant, const snapshot_tool& t) {
 }
 
 /// The channel's reason to drop an allowed tool, if any.
+using tool_set = std::unordered_set<tool_key, tool_key_hash>;
+
 std::optional<reason> channel_filter(const tenant_state& tenant, const run_context& ctx,
-                                     caller_class caller, const snapshot_tool& t) {
+                                     caller_class caller, const tool_set* parent_tools,
+                                     const snapshot_tool& t) {
   const internal_tool* internal =
     t.origin == tool_origin::internal ? find_internal_tool(t.name) : nullptr;
   bool schedule = internal != nullptr && internal->scope == tool_scope::interactive_text_only;
@@ -351,18 +373,6 @@ std::optional<reason> channel_filter(const tenant_state& tenant, const run_conte
 
 bool offers_profiles(channel c) {
   return c == channel::owner_text_chat || c == channel::in_app_voice;
-}
-
-int origin_rank(tool_origin o) {
-  switch (o) {
-  case tool_origin::internal:
-    return 0;
-  case tool_origin::integration:
-    return 1;
-  case tool_origin::mcp:
-    return 2;
-  }
-  return 3;
 }
 
 } // namespace
@@ -539,24 +549,26 @@ effective_policy compose_policy(const tenant_state& tenant, const run_context& c
   }
 
   // 3. and 4. the channel, caller and parent intersections.
+  out.decisions.reserve(cands.size());
+  out.tools.reserve(cands.size());
+  std::optional<tool_set> parent_tools;
+  if (ctx.parent != nullptr) {
+    parent_tools.emplace();
+    parent_tools->reserve(ctx.parent->tools.size());
+    for (const auto& t : ctx.parent->tools)
+      parent_tools->insert({t.server_id, t.name});
+  }
   for (auto& c : cands) {
     if (c.allowed())
-      if (auto drop = channel_filter(tenant, ctx, out.caller, c.tool))
+      if (auto drop = channel_filter(tenant, ctx, out.caller,
+                                     parent_tools ? &*parent_tools : nullptr, c.tool))
         c.why = *drop;
     out.decisions.push_back({c.tool.origin, c.tool.name, c.tool.server_id, c.why});
     if (c.allowed())
       out.tools.push_back(std::move(c.tool));
   }
-  std::stable_sort(out.tools.begin(), out.tools.end(),
-                   [](const snapshot_tool& x, const snapshot_tool& y) {
-                     auto rx = origin_rank(x.origin);
-                     auto ry = origin_rank(y.origin);
-                     if (rx != ry)
-                       return rx < ry;
-                     if (x.origin == tool_origin::internal)
-                       return false; // registry order
-                     return std::tie(x.server_id, x.name) < std::tie(y.server_id, y.name);
-                   });
+  // Candidates come in snapshot order already: internal tools in registry
+  // order, then integrations by id, then MCP tools by server id and name.
   return out;
 }
 
