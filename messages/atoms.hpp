@@ -30,5 +30,6 @@ using run_atom = caf::atom_constant<caf::atom("run")>;
 using audit_atom = caf::atom_constant<caf::atom("audit")>;
 using config_atom = caf::atom_constant<caf::atom("config")>;
 using check_atom = caf::atom_constant<caf::atom("check")>;
+using profile_atom = caf::atom_constant<caf::atom("profile")>;
 
 } // namespace voxos

@@ -421,6 +421,18 @@ void http_api::routes::install_tenant_config(httplib::Server& srv) {
             if (body)
               relay(res, 200, t, contact_atom::value, body->dump());
           }));
+  srv.Put("/v1/profiles",
+          tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+            auto body = read_body(req, res,
+                                  {{"handle", json_kind::string, true, 64},
+                                   {"label", json_kind::string, true, 200},
+                                   {"primary_origin", json_kind::string, true, 512},
+                                   {"agent_ids", json_kind::array, true, 100},
+                                   {"server_id", json_kind::string, true, 64},
+                                   {"tool", json_kind::string, true, 128}});
+            if (body)
+              relay(res, 200, t, profile_atom::value, body->dump());
+          }));
   srv.Post("/v1/runs",
            tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
              auto body = read_body(req, res,

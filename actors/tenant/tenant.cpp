@@ -388,6 +388,21 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
       auto answer = tenant_events::to_json(*contact).dump();
       return commit(self, std::move(*events), [answer] { return answer; });
     },
+    [self, note](profile_atom, const std::string& text) -> caf::result<std::string> {
+      note();
+      auto doc = json::parse(text, nullptr, false);
+      if (doc.is_discarded())
+        return make_error(errc::bad_json, "profile: expected one JSON object");
+      auto profile = tenant_events::profile_from_json(doc);
+      if (!profile)
+        return to_error(profile.error());
+      auto events = tenant_logic::upsert_profile(self->state.cfg, *profile);
+      if (!events)
+        return refuse(self, events.error(),
+                      {{"op", "upsert_profile"}, {"server_id", profile->server_id}});
+      auto answer = tenant_events::to_json(*profile).dump();
+      return commit(self, std::move(*events), [answer] { return answer; });
+    },
     [self, note](create_atom, run_atom, const std::string& agent_id, const std::string& chan,
                  const std::string& caller) -> caf::result<std::string> {
       note();

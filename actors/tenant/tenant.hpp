@@ -46,6 +46,8 @@ using tenant_actor = caf::typed_actor<
   caf::replies_to<phone_atom, std::string>::with<std::string>,
   // Adds or replaces a saved contact (JSON contact_record); answers it.
   caf::replies_to<contact_atom, std::string>::with<std::string>,
+  // Adds or replaces a saved browser profile's safe part (JSON browser_profile); answers it.
+  caf::replies_to<profile_atom, std::string>::with<std::string>,
   // Starts a run: agent id, channel name, caller number; composes, persists and
   // audits its snapshot; answers {"run_id","snapshot","view"}.
   caf::replies_to<create_atom, run_atom, std::string, std::string, std::string>::with<std::string>,

@@ -241,6 +241,26 @@ result<std::vector<event_draft>> upsert_contact(const loaded_tenant&,
   return std::vector<event_draft>{tenant_events::contact_upserted(contact)};
 }
 
+result<std::vector<event_draft>> upsert_profile(const loaded_tenant& t,
+                                                const browser_profile& profile) {
+  const auto& s = t.state;
+  if (auto st = check_text(profile.label, "label"); !st)
+    return st;
+  for (const auto& agent_id : profile.agent_ids)
+    if (find_agent(s, agent_id) == nullptr)
+      return not_found("agent");
+  if (!profile.server_id.empty()) {
+    auto server = s.servers.find(profile.server_id);
+    if (server == s.servers.end())
+      return not_found("server");
+    if (!server_knows(server->second, profile.tool))
+      return not_found("tool on this server");
+  } else if (!profile.tool.empty()) {
+    return status::error(errc::out_of_range, "tool: only a hosted profile names a tool");
+  }
+  return std::vector<event_draft>{tenant_events::profile_upserted(profile)};
+}
+
 result<std::vector<event_draft>> patch_server(const loaded_tenant& t, const std::string& server_id,
                                               const server_patch& patch) {
   auto found = t.state.servers.find(server_id);

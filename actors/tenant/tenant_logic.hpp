@@ -65,6 +65,12 @@ result<std::vector<event_draft>> upsert_phone(const tenant_events::loaded_tenant
 result<std::vector<event_draft>> upsert_contact(const tenant_events::loaded_tenant& t,
                                                 const contact_record& contact);
 
+/// Adds or replaces a saved browser profile's safe, model-visible part. Its
+/// agents must be this tenant's; a hosted profile names one of the tenant's
+/// servers and a tool that server knows. Errors: not_found.
+result<std::vector<event_draft>> upsert_profile(const tenant_events::loaded_tenant& t,
+                                                const browser_profile& profile);
+
 /// Changes a server's enabled / trusted flags and allowlist. Enabling a
 /// disabled server clears `connected`: it goes through the normal
 /// test-and-grant flow again. Allowlisted tools must be known to the server

@@ -308,3 +308,32 @@ TEST_CASE("a call inside a run is checked against its snapshot and audited") {
                              json{{"tool", "web_search_exa"}}.dump());
   CHECK(foreign.status == 404);
 }
+
+TEST_CASE(
+  "a saved browser profile is offered to web chat of its agent and never to a phone caller") {
+  tenant_fixture f;
+  json profile{{"handle", "bp_mail"},
+               {"label", "Work mail"},
+               {"primary_origin", "https://mail.example.com"},
+               {"agent_ids", {f.agent_id}},
+               {"server_id", ""},
+               {"tool", ""}};
+  auto saved = f.node.call("PUT", "/v1/profiles", f.token, profile.dump());
+  REQUIRE_MESSAGE(saved.status == 200, saved.raw);
+  auto chat = f.start_run();
+  REQUIRE(chat["snapshot"]["profiles"].size() == 1);
+  CHECK(chat["snapshot"]["profiles"][0]["handle"] == "bp_mail");
+  CHECK(f.start_run("phone_call", "+15550000009")["snapshot"]["profiles"].empty());
+
+  // A hosted profile must name one of this tenant's servers.
+  auto [other_id, other_token] = f.node.make_tenant("Other");
+  auto foreign = f.node.call("GET", "/v1/servers", other_token).body[0]["server_id"];
+  profile["handle"] = "bp_hosted";
+  profile["server_id"] = foreign;
+  profile["tool"] = "web_search_exa";
+  CHECK(f.node.call("PUT", "/v1/profiles", f.token, profile.dump()).status == 404);
+  profile["server_id"] = "";
+  profile["agent_ids"] = {"a_not_mine"};
+  CHECK(f.node.call("PUT", "/v1/profiles", f.token, profile.dump()).status == 404);
+  CHECK(f.start_run()["snapshot"]["profiles"].size() == 1);
+}
