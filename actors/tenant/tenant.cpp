@@ -33,6 +33,8 @@ constexpr uint32_t max_config_entries = 1'000'000;
 /// persisted snapshot with a view recomposed on the current definitions.
 constexpr std::size_t recent_runs = 256;
 constexpr const char* audit_stream = "audit";
+/// Audit events one audit read looks at (newest first).
+constexpr uint32_t max_audit_events_read = 64;
 
 int64_t now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -506,7 +508,10 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
     [self, note](list_atom, audit_atom, uint32_t limit) -> caf::result<std::string> {
       note();
       auto promise = self->make_response_promise<std::string>();
-      stream_query q{self->state.tenant_id, audit_stream, stream_query::newest, limit};
+      // Audit events can be large (a run's composition holds a decision per
+      // tool): read only the newest few, enough for `limit` rows in practice.
+      stream_query q{self->state.tenant_id, audit_stream, stream_query::newest,
+                     std::min(limit, max_audit_events_read)};
       self->request(self->state.store, store_timeout, read_atom::value, q)
         .then(
           [promise, limit](std::vector<event_record>& events) mutable {
