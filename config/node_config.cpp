@@ -6,6 +6,8 @@
 // bounds, never a configured secret or a rejected value.
 #include "config/node_config.hpp"
 
+#include "config/base64.hpp"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -84,72 +86,6 @@ std::string join_path(const std::string& prefix, std::string_view key) {
 
 std::string errno_text(int err) {
   return std::strerror(err);
-}
-
-// -- base64 -------------------------------------------------------------------
-
-constexpr const char* base64_std_alphabet =
-  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-constexpr const char* base64_url_alphabet =
-  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-std::string encode_base64(const unsigned char* data, std::size_t size, const char* alphabet,
-                          bool pad) {
-  std::string out;
-  out.reserve((size + 2) / 3 * 4);
-  for (std::size_t pos = 0; pos < size; pos += 3) {
-    uint32_t chunk = uint32_t{data[pos]} << 16;
-    if (pos + 1 < size)
-      chunk |= uint32_t{data[pos + 1]} << 8;
-    if (pos + 2 < size)
-      chunk |= uint32_t{data[pos + 2]};
-    std::size_t chars = std::min<std::size_t>(size - pos, 3) + 1;
-    for (std::size_t idx = 0; idx < 4; ++idx) {
-      if (idx < chars)
-        out += alphabet[(chunk >> (18 - 6 * idx)) & 0x3f];
-      else if (pad)
-        out += '=';
-    }
-  }
-  return out;
-}
-
-/// Strict standard base64: padded to a multiple of 4, no whitespace, and
-/// canonical (the unused bits of the last character are zero).
-std::optional<std::string> decode_base64(std::string_view text) {
-  if (text.size() % 4 != 0)
-    return std::nullopt;
-  std::size_t padding = 0;
-  if (!text.empty() && text.back() == '=')
-    padding = text.size() >= 2 && text[text.size() - 2] == '=' ? 2 : 1;
-  std::string out;
-  out.reserve(text.size() / 4 * 3);
-  uint32_t chunk = 0;
-  std::size_t data_chars = text.size() - padding;
-  for (std::size_t pos = 0; pos < data_chars; ++pos) {
-    const char* hit = std::strchr(base64_std_alphabet, text[pos]);
-    if (text[pos] == '\0' || hit == nullptr)
-      return std::nullopt;
-    chunk = (chunk << 6) | static_cast<uint32_t>(hit - base64_std_alphabet);
-    if (pos % 4 == 3) {
-      out += static_cast<char>((chunk >> 16) & 0xff);
-      out += static_cast<char>((chunk >> 8) & 0xff);
-      out += static_cast<char>(chunk & 0xff);
-      chunk = 0;
-    }
-  }
-  // The last group: 2 data chars carry 1 byte (4 spare bits), 3 carry 2 bytes (2 spare bits).
-  if (padding == 2) {
-    if ((chunk & 0x0f) != 0)
-      return std::nullopt;
-    out += static_cast<char>((chunk >> 4) & 0xff);
-  } else if (padding == 1) {
-    if ((chunk & 0x03) != 0)
-      return std::nullopt;
-    out += static_cast<char>((chunk >> 10) & 0xff);
-    out += static_cast<char>((chunk >> 2) & 0xff);
-  }
-  return out;
 }
 
 // -- value checks -------------------------------------------------------------
@@ -796,7 +732,7 @@ result<node_secrets> validate_secrets(const raw_secrets& raw, const std::string&
   if (token.size() < min_secret_chars || !is_visible_ascii(token))
     return invalid(raw.admin_token.origin
                    + ": expected at least 32 visible ASCII characters (no spaces)");
-  auto key = decode_base64(*raw.vault_key.value);
+  auto key = base64::decode(*raw.vault_key.value);
   if (!key || key->size() != vault_key_bytes) {
     if (key)
       wipe(*key);
@@ -865,10 +801,11 @@ result<std::string> fresh_secrets_text() {
   json doc = json::object();
   if (drawn.is_ok()) {
     doc[file_key_id] = "k1";
-    doc[file_vault_key] = encode_base64(key.data(), key.size(), base64_std_alphabet, true);
-    doc[file_oauth_state] = encode_base64(oauth.data(), oauth.size(), base64_url_alphabet, false);
+    doc[file_vault_key] = base64::encode(key.data(), key.size(), base64::alphabet::standard, true);
+    doc[file_oauth_state] =
+      base64::encode(oauth.data(), oauth.size(), base64::alphabet::url, false);
     doc[file_admin_token] =
-      admin_token_prefix + encode_base64(token.data(), token.size(), base64_url_alphabet, false);
+      admin_token_prefix + base64::encode(token.data(), token.size(), base64::alphabet::url, false);
   }
   OPENSSL_cleanse(key.data(), key.size());
   OPENSSL_cleanse(oauth.data(), oauth.size());

@@ -8,6 +8,8 @@
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
+#include "config/base64.hpp"
+
 namespace voxos::digest {
 
 namespace {
@@ -44,18 +46,7 @@ bool constant_time_equal(std::string_view x, std::string_view y) noexcept {
 
 std::string random_token(std::string_view prefix, std::size_t bytes) {
   auto buf = random_bytes(bytes);
-  std::string b64(4 * ((bytes + 2) / 3) + 1, '\0');
-  auto len = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(b64.data()), buf.data(),
-                             static_cast<int>(bytes));
-  b64.resize(static_cast<std::size_t>(len));
-  while (!b64.empty() && b64.back() == '=')
-    b64.pop_back();
-  for (auto& c : b64) {
-    if (c == '+')
-      c = '-';
-    else if (c == '/')
-      c = '_';
-  }
+  auto b64 = base64::encode(buf.data(), buf.size(), base64::alphabet::url, false);
   OPENSSL_cleanse(buf.data(), buf.size());
   std::string out{prefix};
   out += b64;

@@ -11,6 +11,8 @@
 #include <openssl/params.h>
 #include <openssl/rand.h>
 
+#include "config/base64.hpp"
+
 namespace voxos {
 
 namespace {
@@ -89,30 +91,6 @@ constexpr std::size_t max_query_terms = 64;
 
 // -- ids -----------------------------------------------------------------------
 
-constexpr char base64url_alphabet[] =
-  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-std::string base64url(const unsigned char* data, std::size_t len) {
-  std::string out;
-  out.reserve((len * 4 + 2) / 3);
-  std::size_t idx = 0;
-  for (; idx + 3 <= len; idx += 3) {
-    uint32_t v = (uint32_t{data[idx]} << 16) | (uint32_t{data[idx + 1]} << 8) | data[idx + 2];
-    for (int shift = 18; shift >= 0; shift -= 6)
-      out.push_back(base64url_alphabet[(v >> shift) & 63]);
-  }
-  if (auto rest = len - idx; rest > 0) {
-    uint32_t v = uint32_t{data[idx]} << 16;
-    if (rest == 2)
-      v |= uint32_t{data[idx + 1]} << 8;
-    out.push_back(base64url_alphabet[(v >> 18) & 63]);
-    out.push_back(base64url_alphabet[(v >> 12) & 63]);
-    if (rest == 2)
-      out.push_back(base64url_alphabet[(v >> 6) & 63]);
-  }
-  return out;
-}
-
 /// HMAC-SHA256 under one run key, the key schedule done once.
 class id_deriver {
 public:
@@ -151,7 +129,8 @@ public:
         || EVP_MAC_final(ctx.get(), mac, &mac_len, sizeof mac) != 1
         || mac_len < catalog_limits::id_mac_bytes)
       return {};
-    return std::string{catalog_limits::id_prefix} + base64url(mac, catalog_limits::id_mac_bytes);
+    return std::string{catalog_limits::id_prefix}
+           + base64::encode(mac, catalog_limits::id_mac_bytes, base64::alphabet::url, false);
   }
 
 private:
