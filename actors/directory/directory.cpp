@@ -10,6 +10,7 @@
 
 #include "actors/directory/directory_index.hpp"
 #include "actors/metrics/node_metrics.hpp"
+#include "config/clock.hpp"
 #include "messages/error.hpp"
 #include "storage/digest.hpp"
 #include "storage/directory_projection.hpp"
@@ -21,11 +22,6 @@ namespace {
 
 constexpr std::size_t max_name_bytes = 200;
 
-int64_t now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-           std::chrono::system_clock::now().time_since_epoch())
-    .count();
-}
 constexpr auto store_timeout = std::chrono::seconds(30);
 
 struct directory_state {
@@ -87,7 +83,7 @@ directory_actor::behavior_type directory_behavior(self_pointer self, event_store
       note();
       if (auto err = check_text(name, "name", false))
         return std::move(*err);
-      tenant_record tenant{"t_" + digest::random_hex(8), std::move(name), now_us()};
+      tenant_record tenant{"t_" + digest::random_hex(8), std::move(name), wall_clock_us()};
       auto promise = self->make_response_promise<tenant_record>();
       self
         ->request(self->state.store, store_timeout, append_atom::value,
@@ -119,8 +115,8 @@ directory_actor::behavior_type directory_behavior(self_pointer self, event_store
       if (auto err = check_text(label, "label", true))
         return std::move(*err);
       issued_token issued;
-      issued.record =
-        token_record{"tok_" + digest::random_hex(8), tenant_id, std::move(label), now_us(), false};
+      issued.record = token_record{"tok_" + digest::random_hex(8), tenant_id, std::move(label),
+                                   wall_clock_us(), false};
       issued.secret = digest::random_token("vxt_", 32);
       auto hash = digest::sha256_hex(issued.secret);
       auto promise = self->make_response_promise<issued_token>();

@@ -13,6 +13,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/metrics/node_metrics.hpp"
+#include "config/clock.hpp"
 #include "messages/error.hpp"
 #include "storage/event_db.hpp"
 
@@ -81,12 +82,6 @@ using commit_atom = caf::atom_constant<caf::atom("commit")>;
 /// current one is durable.
 constexpr int max_commits_out = 2;
 
-int64_t wall_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-           std::chrono::system_clock::now().time_since_epoch())
-    .count();
-}
-
 uint64_t micros_since(clock_type::time_point start) {
   return static_cast<uint64_t>(
     std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - start).count());
@@ -108,7 +103,7 @@ caf::behavior writer_behavior(caf::event_based_actor* self, std::shared_ptr<even
       for (auto& req : group->requests)
         ptrs.push_back(&req);
       auto started = clock_type::now();
-      group->results = db->append_group(ptrs, wall_us());
+      group->results = db->append_group(ptrs, wall_clock_us());
       group->write_us = micros_since(started);
       return group;
     },

@@ -4,15 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/clock.hpp"
+
 namespace voxos {
 
 namespace {
-
-int64_t now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-           std::chrono::system_clock::now().time_since_epoch())
-    .count();
-}
 
 void header(std::string& out, const char* name, const char* type, const char* help) {
   out += "# HELP ";
@@ -76,7 +72,7 @@ void latency_histogram::render(std::string& out, const std::string& name) const 
   out += name + "_count " + std::to_string(count()) + "\n";
 }
 
-node_metrics::node_metrics() : started_us_(now_us()) {}
+node_metrics::node_metrics() : started_us_(wall_clock_us()) {}
 
 actor_counters& node_metrics::actor(const std::string& kind) {
   std::lock_guard<std::mutex> guard{kinds_mutex_};
@@ -130,7 +126,8 @@ std::string node_metrics::prometheus(int64_t running_actors) const {
   counter(out, "voxos_http_errors_total", "HTTP API responses with status >= 400.",
           http_errors.load());
   header(out, "voxos_uptime_seconds", "gauge", "Seconds since the node started.");
-  out += "voxos_uptime_seconds " + seconds(static_cast<uint64_t>(now_us() - started_us_)) + "\n";
+  out +=
+    "voxos_uptime_seconds " + seconds(static_cast<uint64_t>(wall_clock_us() - started_us_)) + "\n";
   return out;
 }
 
@@ -148,7 +145,7 @@ nlohmann::json node_metrics::snapshot(int64_t running_actors) const {
     return h.count() == 0 ? 0.0 : static_cast<double>(h.sum_us()) / static_cast<double>(h.count());
   };
   return {
-    {"uptime_s", (now_us() - started_us_) / 1000000},
+    {"uptime_s", (wall_clock_us() - started_us_) / 1000000},
     {"actors_running", running_actors},
     {"actors", actors},
     {"event_store",

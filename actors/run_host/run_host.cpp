@@ -8,6 +8,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/metrics/node_metrics.hpp"
+#include "config/clock.hpp"
 #include "messages/error.hpp"
 
 namespace voxos {
@@ -38,10 +39,7 @@ run_host_actor::behavior_type run_host_behavior(self_pointer self, directory_act
   return {
     [self, note](ping_atom) {
       note();
-      auto now = std::chrono::duration_cast<std::chrono::microseconds>(
-                   std::chrono::system_clock::now().time_since_epoch())
-                   .count();
-      return pong_reply{self->state.node_id, VOXOS_VERSION, now};
+      return pong_reply{self->state.node_id, VOXOS_VERSION, wall_clock_us()};
     },
     [self, note](whoami_atom, const std::string& token) -> caf::result<tenant_identity> {
       note();

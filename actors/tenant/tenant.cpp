@@ -15,6 +15,7 @@
 #include "actors/run/tool_view.hpp"
 #include "actors/tenant/tenant_events.hpp"
 #include "actors/tenant/tenant_logic.hpp"
+#include "config/clock.hpp"
 #include "config/log.hpp"
 #include "messages/error.hpp"
 #include "storage/digest.hpp"
@@ -35,12 +36,6 @@ constexpr std::size_t recent_runs = 256;
 constexpr const char* audit_stream = "audit";
 /// Audit events one audit read looks at (newest first).
 constexpr uint32_t max_audit_events_read = 64;
-
-int64_t now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-           std::chrono::system_clock::now().time_since_epoch())
-    .count();
-}
 
 std::string make_id(std::string_view prefix) {
   return std::string{prefix} + digest::random_hex(8);
@@ -245,7 +240,8 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
           return;
         }
         self->state.cfg = std::move(*loaded);
-        auto migrations = tenant_logic::pending_migrations(self->state.cfg, make_id, now_us());
+        auto migrations =
+          tenant_logic::pending_migrations(self->state.cfg, make_id, wall_clock_us());
         if (migrations.empty())
           return;
         self
@@ -425,7 +421,7 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
       ctx.agent_id = agent_id;
       ctx.chan = *c;
       ctx.caller_number = caller;
-      auto snapshot = compose_policy(st.cfg.state, ctx, now_us());
+      auto snapshot = compose_policy(st.cfg.state, ctx, wall_clock_us());
       auto view = compose_view(snapshot, st.cfg.state, st.view_opts, kind_of(*c));
       auto view_json = view_to_json(view);
       auto snapshot_json = tenant_events::to_json(snapshot);

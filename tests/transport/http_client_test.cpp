@@ -292,19 +292,33 @@ TEST_CASE("on_chunk returning false cancels the request") {
   CHECK(answer.error().message() == "cancelled");
 }
 
+namespace {
+
+/// A listening socket that is never accepted from: the kernel completes the
+/// handshake and the request is written, but no byte ever comes back.
+struct silent_listener {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  uint16_t port = 0;
+
+  silent_listener() {
+    REQUIRE(fd >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+    REQUIRE(::listen(fd, 4) == 0);
+    socklen_t len = sizeof(addr);
+    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+    port = ntohs(addr.sin_port);
+  }
+  ~silent_listener() { ::close(fd); }
+};
+
+} // namespace
+
 TEST_CASE("a server that accepts and never answers hits the read timeout") {
-  // A listening socket that is never accepted from: the kernel completes the
-  // handshake and the request is written, but no byte ever comes back.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-  REQUIRE(::listen(fd, 4) == 0);
-  socklen_t len = sizeof(addr);
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-  const uint16_t port = ntohs(addr.sin_port);
+  silent_listener silent;
+  const uint16_t port = silent.port;
 
   http_client::options opts;
   opts.read_timeout = milliseconds(200);
@@ -313,7 +327,6 @@ TEST_CASE("a server that accepts and never answers hits the read timeout") {
   const auto start = steady::now();
   auto answer = client->post("/mcp", {}, "{}", "application/json", {});
   const auto elapsed = since(start);
-  ::close(fd);
 
   REQUIRE_FALSE(answer.is_ok());
   CHECK(answer.error().code() == errc::unavailable);
@@ -322,16 +335,8 @@ TEST_CASE("a server that accepts and never answers hits the read timeout") {
 }
 
 TEST_CASE("a silent server is bounded by the deadline when it is below the read timeout") {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-  REQUIRE(::listen(fd, 4) == 0);
-  socklen_t len = sizeof(addr);
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-  const uint16_t port = ntohs(addr.sin_port);
+  silent_listener silent;
+  const uint16_t port = silent.port;
 
   http_client::options opts;
   opts.read_timeout = milliseconds(30'000);
@@ -340,7 +345,6 @@ TEST_CASE("a silent server is bounded by the deadline when it is below the read 
   const auto start = steady::now();
   auto answer = client->post("/mcp", {}, "{}", "application/json", {});
   const auto elapsed = since(start);
-  ::close(fd);
 
   REQUIRE_FALSE(answer.is_ok());
   CHECK(answer.error().code() == errc::unavailable);
