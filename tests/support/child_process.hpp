@@ -25,7 +25,9 @@ namespace voxos::test {
 
 class child_process {
 public:
-  /// Starts `argv` in `cwd`, with `env` added to this process's environment.
+  /// Starts `argv` in `cwd` (argv[0] a path: no PATH search), with `env`
+  /// ("NAME=value") added to this process's environment, replacing any
+  /// variable of the same name.
   child_process(std::vector<std::string> argv, const std::string& cwd,
                 const std::string& stderr_path, std::vector<std::string> env = {})
       : stderr_path_(stderr_path) {
@@ -43,8 +45,17 @@ public:
       args.push_back(a.data());
     args.push_back(nullptr);
     std::vector<std::string> env_store;
+    auto overridden = [&env](const char* entry) {
+      for (const auto& added : env) {
+        auto name_len = added.find('=');
+        if (name_len != std::string::npos && std::strncmp(entry, added.data(), name_len + 1) == 0)
+          return true;
+      }
+      return false;
+    };
     for (char** e = environ; *e != nullptr; ++e)
-      env_store.emplace_back(*e);
+      if (!overridden(*e))
+        env_store.emplace_back(*e);
     for (auto& e : env)
       env_store.push_back(e);
     std::vector<char*> envp;

@@ -1,0 +1,431 @@
+// An MCP server on the official TypeScript SDK (McpServer +
+// StreamableHTTPServerTransport), the reference peer for Voxos's MCP client.
+//
+//   node sdk_peer.mjs [--port N] [--json | --sse] [--stateless] [--tools N] [--page-size N]
+//
+//   --port N        port on 127.0.0.1 (0, the default: the kernel picks one)
+//   --json          answer POSTs as application/json (enableJsonResponse)
+//   --sse           answer POSTs as text/event-stream (the default)
+//   --stateless     no Mcp-Session-Id: a fresh server and transport per POST;
+//                   GET and DELETE answer 405. A notifications/cancelled lands on
+//                   a fresh server and cannot reach its call; a call is aborted
+//                   (and counted cancelled) when the client closes its POST.
+//   --tools N       N extra tools gen_0 .. gen_{N-1}, small distinct schemas
+//   --page-size N   tools/list in pages of N with nextCursor (McpServer itself
+//                   always answers with one page)
+//
+// Once listening it prints exactly one line, "listening <port>", to stdout,
+// and nothing else there (diagnostics go to stderr).
+//
+// Routes: POST/GET/DELETE /mcp (MCP), GET /stats (counters as JSON),
+// POST /stats/reset. The stats routes are plain HTTP, so reading them changes
+// nothing. Counters: tools/call received (before validation), each JSON-RPC
+// method and notification received, tool handlers in flight and their peak
+// (total and per tool), calls whose abort signal fired while in flight
+// (a notifications/cancelled for them), POST streams the client dropped
+// before the answer was complete.
+
+import { randomUUID } from "node:crypto";
+import http from "node:http";
+
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import {
+  ErrorCode,
+  isInitializeRequest,
+  ListToolsRequestSchema,
+  McpError,
+} from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+
+// ---- options ---------------------------------------------------------------
+
+function parseOptions(argv) {
+  const options = { port: 0, json: false, stateless: false, tools: 0, pageSize: 0 };
+  const integer = (flag, text) => {
+    const value = Number(text);
+    if (!Number.isInteger(value) || value < 0) {
+      console.error(`sdk_peer: ${flag} wants a non-negative integer, got ${text}`);
+      process.exit(2);
+    }
+    return value;
+  };
+  for (let idx = 0; idx < argv.length; ++idx) {
+    const arg = argv[idx];
+    if (arg === "--json") options.json = true;
+    else if (arg === "--sse") options.json = false;
+    else if (arg === "--stateless") options.stateless = true;
+    else if (arg === "--port") options.port = integer(arg, argv[++idx]);
+    else if (arg === "--tools") options.tools = integer(arg, argv[++idx]);
+    else if (arg === "--page-size") options.pageSize = integer(arg, argv[++idx]);
+    else {
+      console.error(`sdk_peer: unknown argument ${arg}`);
+      process.exit(2);
+    }
+  }
+  return options;
+}
+
+const options = parseOptions(process.argv.slice(2));
+
+// ---- counters --------------------------------------------------------------
+
+function freshStats() {
+  return {
+    tools_call_received: 0,
+    methods: {},
+    in_flight: 0,
+    peak_in_flight: 0,
+    cancelled: 0,
+    tools: {},
+    http: { requests: 0, dropped_posts: 0 },
+    sessions: { open: 0, opened: 0 },
+  };
+}
+
+let stats = freshStats();
+
+function toolStats(name) {
+  stats.tools[name] ??= { calls: 0, in_flight: 0, peak_in_flight: 0, cancelled: 0 };
+  return stats.tools[name];
+}
+
+// Zeroes the counters; what is in flight now stays in flight (and is the new peak).
+function resetStats() {
+  const previous = stats;
+  stats = freshStats();
+  stats.in_flight = stats.peak_in_flight = previous.in_flight;
+  stats.sessions.open = previous.sessions.open;
+  for (const [name, tool] of Object.entries(previous.tools)) {
+    if (tool.in_flight > 0) {
+      const fresh = toolStats(name);
+      fresh.in_flight = fresh.peak_in_flight = tool.in_flight;
+    }
+  }
+}
+
+function countMessage(message) {
+  if (typeof message?.method !== "string") return;
+  stats.methods[message.method] = (stats.methods[message.method] ?? 0) + 1;
+  if (message.method === "tools/call") ++stats.tools_call_received;
+}
+
+// Wraps a tool handler: in-flight counts and peaks, and cancellations seen
+// through the request's abort signal while the handler runs.
+function tracked(name, handler) {
+  return async (args, extra) => {
+    let tool = toolStats(name);
+    ++tool.calls;
+    ++tool.in_flight;
+    ++stats.in_flight;
+    tool.peak_in_flight = Math.max(tool.peak_in_flight, tool.in_flight);
+    stats.peak_in_flight = Math.max(stats.peak_in_flight, stats.in_flight);
+    const onAbort = () => {
+      ++stats.cancelled;
+      ++toolStats(name).cancelled;
+    };
+    extra.signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      return await handler(args, extra);
+    } finally {
+      extra.signal.removeEventListener("abort", onAbort);
+      tool = toolStats(name); // a reset may have replaced it
+      tool.in_flight = Math.max(0, tool.in_flight - 1);
+      stats.in_flight = Math.max(0, stats.in_flight - 1);
+    }
+  };
+}
+
+// ---- tools -----------------------------------------------------------------
+
+const text = (value) => ({ content: [{ type: "text", text: value }] });
+
+// Resolves after `ms`, or at once when `signal` aborts; true if it was aborted.
+function pause(ms, signal) {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve(true);
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve(false);
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+const readOnly = { readOnlyHint: true, destructiveHint: false, openWorldHint: false };
+const notes = [];
+
+const CONDITIONS = ["sunny", "cloudy", "light rain", "windy", "fog", "snow showers"];
+
+function forecastFor(address, date) {
+  let hash = 2166136261;
+  for (const ch of `${address}|${date}`) hash = Math.imul(hash ^ ch.codePointAt(0), 16777619) >>> 0;
+  const condition = CONDITIONS[hash % CONDITIONS.length];
+  const high = 5 + (hash % 25);
+  return `Forecast for ${address} on ${date}: ${condition}, high ${high} °C, low ${high - 8} °C.`;
+}
+
+const builtinTools = [
+  {
+    name: "echo",
+    config: {
+      description: "Returns the given text unchanged.",
+      inputSchema: { text: z.string().describe("text to return") },
+      annotations: readOnly,
+    },
+    handler: async ({ text: value }) => text(value),
+  },
+  {
+    name: "add",
+    config: {
+      description: "Adds two numbers and returns the sum as text.",
+      inputSchema: { a: z.number(), b: z.number() },
+      annotations: readOnly,
+    },
+    handler: async ({ a, b }) => text(String(a + b)),
+  },
+  {
+    name: "sleep",
+    config: {
+      description: "Waits the given milliseconds, or less if the call is cancelled.",
+      inputSchema: { ms: z.number().int().min(0).max(60000).describe("milliseconds to wait") },
+      annotations: readOnly,
+    },
+    handler: async ({ ms }, extra) => {
+      const aborted = await pause(ms, extra.signal);
+      return text(aborted ? `cancelled before ${ms} ms` : `slept ${ms} ms`);
+    },
+  },
+  {
+    name: "get_forecast",
+    config: {
+      description: "Weather forecast for an address on a date (deterministic test data).",
+      inputSchema: {
+        location: z.object({ address: z.string().describe("street address or city") }),
+        date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).describe("date as YYYY-MM-DD"),
+      },
+      annotations: readOnly,
+    },
+    handler: async ({ location, date }) => text(forecastFor(location.address, date)),
+  },
+  {
+    name: "record_note",
+    config: {
+      description: "Stores a note (takes 50 ms); not read-only.",
+      inputSchema: { note: z.string().describe("the note to store") },
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    handler: async ({ note }, extra) => {
+      await pause(50, extra.signal);
+      notes.push(note);
+      return text(`noted #${notes.length}`);
+    },
+  },
+  {
+    name: "text_stats",
+    config: {
+      description: "Counts the words and characters of a text; answers with structuredContent.",
+      inputSchema: { text: z.string() },
+      outputSchema: {
+        words: z.number().int(),
+        chars: z.number().int(),
+        longest_word: z.string(),
+      },
+      annotations: readOnly,
+    },
+    handler: async ({ text: value }) => {
+      const words = value.split(/\s+/).filter((word) => word.length > 0);
+      const result = {
+        words: words.length,
+        chars: [...value].length,
+        longest_word: words.reduce((best, word) => (word.length > best.length ? word : best), ""),
+      };
+      return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
+    },
+  },
+];
+
+// Generated tools: names gen_<n>, descriptions built from distinct words so a
+// search can tell them apart, four small schema shapes in turn.
+const SUBJECTS = ["invoice", "shipment", "calendar", "ticket", "repository", "customer", "payroll",
+  "inventory", "sensor", "contract", "playlist", "recipe", "flight", "patient", "warehouse", "budget"];
+const VERBS = ["look up", "summarise", "archive", "validate", "export", "rank", "merge", "audit"];
+
+function generatedTool(number) {
+  const subject = SUBJECTS[number % SUBJECTS.length];
+  const verb = VERBS[Math.floor(number / SUBJECTS.length) % VERBS.length];
+  const shapes = [
+    { query: z.string().describe(`${subject} search text`) },
+    { id: z.number().int().min(0).max(number + 10).describe(`${subject} number`) },
+    { flag: z.boolean(), label: z.string().max(40).optional() },
+    { items: z.array(z.string()).max((number % 5) + 1).describe(`${subject} names`) },
+  ];
+  const name = `gen_${number}`;
+  return {
+    name,
+    config: {
+      description: `Generated tool ${number}: ${verb} ${subject} records (variant ${number}).`,
+      inputSchema: shapes[number % shapes.length],
+      annotations: readOnly,
+    },
+    handler: async () => text(`${name} ok`),
+  };
+}
+
+const allTools = [...builtinTools];
+for (let number = 0; number < options.tools; ++number) allTools.push(generatedTool(number));
+
+// McpServer always answers tools/list with one page. With --page-size its
+// answer is re-served in pages; this reaches into the SDK's handler map (a
+// private field) because there is no public way to get McpServer's own list.
+function paginateToolsList(mcp, pageSize) {
+  const whole = mcp.server._requestHandlers.get("tools/list");
+  mcp.server.removeRequestHandler("tools/list");
+  mcp.server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => {
+    const { tools } = await whole({ method: "tools/list", params: {} }, extra);
+    const cursor = request.params?.cursor;
+    const start = cursor === undefined ? 0 : Number(Buffer.from(cursor, "base64url").toString());
+    if (!Number.isInteger(start) || start < 0 || start > tools.length)
+      throw new McpError(ErrorCode.InvalidParams, "invalid cursor");
+    const end = start + pageSize;
+    const page = { tools: tools.slice(start, end) };
+    if (end < tools.length) page.nextCursor = Buffer.from(String(end)).toString("base64url");
+    return page;
+  });
+}
+
+function makeServer() {
+  const mcp = new McpServer({ name: "voxos-sdk-peer", version: "1.0.0" });
+  for (const tool of allTools) mcp.registerTool(tool.name, tool.config, tracked(tool.name, tool.handler));
+  if (options.pageSize > 0) paginateToolsList(mcp, options.pageSize);
+  return mcp;
+}
+
+// Connects a server to a transport and counts every message it receives.
+async function connect(mcp, transport) {
+  await mcp.connect(transport);
+  const deliver = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    countMessage(message);
+    deliver?.(message, extra);
+  };
+}
+
+// ---- HTTP ------------------------------------------------------------------
+
+const BODY_LIMIT = 4 * 1024 * 1024;
+
+function readBody(req) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    let size = 0;
+    req.on("data", (chunk) => {
+      size += chunk.length;
+      if (size > BODY_LIMIT) {
+        reject(new Error("body too large"));
+        req.destroy();
+      } else chunks.push(chunk);
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+function sendJson(res, status, body) {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify(body));
+}
+
+const rpcError = (code, message) => ({ jsonrpc: "2.0", error: { code, message }, id: null });
+
+const sessions = new Map(); // Mcp-Session-Id -> transport (stateful mode)
+
+async function handleMcp(req, res) {
+  // A POST stream that closes before its answer is complete was dropped by the client.
+  if (req.method === "POST")
+    res.on("close", () => {
+      if (!res.writableFinished) ++stats.http.dropped_posts;
+    });
+
+  let body;
+  if (req.method === "POST") {
+    try {
+      body = JSON.parse(await readBody(req));
+    } catch {
+      return sendJson(res, 400, rpcError(-32700, "Parse error"));
+    }
+  }
+
+  if (options.stateless) {
+    if (req.method !== "POST") return sendJson(res, 405, rpcError(-32000, "Method not allowed"));
+    const mcp = makeServer();
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: options.json,
+    });
+    res.on("close", () => {
+      transport.close();
+      mcp.close();
+    });
+    await connect(mcp, transport);
+    return transport.handleRequest(req, res, body);
+  }
+
+  const sessionId = req.headers["mcp-session-id"];
+  if (sessionId !== undefined) {
+    const transport = sessions.get(sessionId);
+    if (!transport) return sendJson(res, 404, rpcError(-32001, "Session not found"));
+    return transport.handleRequest(req, res, body);
+  }
+  if (req.method !== "POST" || !isInitializeRequest(body))
+    return sendJson(res, 400, rpcError(-32000, "Bad Request: no Mcp-Session-Id and not an initialize request"));
+
+  // A new session: its own server and transport, kept until DELETE or close.
+  const mcp = makeServer();
+  const transport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: () => randomUUID(),
+    enableJsonResponse: options.json,
+    onsessioninitialized: (id) => {
+      sessions.set(id, transport);
+      ++stats.sessions.open;
+      ++stats.sessions.opened;
+    },
+  });
+  transport.onclose = () => {
+    if (transport.sessionId && sessions.delete(transport.sessionId))
+      stats.sessions.open = Math.max(0, stats.sessions.open - 1);
+  };
+  await connect(mcp, transport);
+  return transport.handleRequest(req, res, body);
+}
+
+const server = http.createServer(async (req, res) => {
+  const path = new URL(req.url, "http://peer").pathname;
+  try {
+    if (path === "/stats" && req.method === "GET") return sendJson(res, 200, stats);
+    if (path === "/stats/reset" && req.method === "POST") {
+      resetStats();
+      return sendJson(res, 200, stats);
+    }
+    if (path !== "/mcp") return sendJson(res, 404, { error: "not found" });
+    ++stats.http.requests;
+    await handleMcp(req, res);
+  } catch (error) {
+    console.error("sdk_peer: request failed:", error);
+    if (!res.headersSent) sendJson(res, 500, rpcError(-32603, "Internal error"));
+    else res.destroy();
+  }
+});
+
+server.listen(options.port, "127.0.0.1", () => {
+  process.stdout.write(`listening ${server.address().port}\n`);
+});
+server.on("error", (error) => {
+  console.error("sdk_peer: cannot listen:", error.message);
+  process.exit(1);
+});
+for (const sig of ["SIGTERM", "SIGINT"]) process.on(sig, () => process.exit(0));
