@@ -44,6 +44,8 @@ std::string_view to_string(errc code) noexcept {
     return "unavailable";
   case errc::internal:
     return "internal";
+  case errc::rejected:
+    return "rejected";
   }
   return "internal";
 }

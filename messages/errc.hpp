@@ -30,6 +30,7 @@ enum class errc : uint8_t {
   config_invalid,         ///< a configuration entry is malformed or unsafe
   unavailable,            ///< a component is not running or timed out
   internal,               ///< a broken invariant; details go to the log, never to clients
+  rejected,               ///< the server refused the request's content (HTTP 400/422)
 };
 
 /// The stable snake_case name of `code`, e.g. "body_too_large".

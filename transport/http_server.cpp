@@ -201,6 +201,8 @@ int http_status_of(errc code) noexcept {
     return 413;
   case errc::unsupported_media_type:
     return 415;
+  case errc::rejected:
+    return 502; // an MCP server refused what we sent it
   case errc::data_dir_locked:
   case errc::storage_failure:
   case errc::unavailable:

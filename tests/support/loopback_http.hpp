@@ -1,0 +1,88 @@
+// An in-process cpp-httplib server on 127.0.0.1 (port bound to 0, its own
+// listener thread) and an http_client for it, registered in the URL policy
+// so loopback is allowed. For transport tests that script a peer's answers.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <doctest/doctest.h>
+#include <httplib.h>
+
+#include "transport/http_client.hpp"
+#include "transport/url_policy.hpp"
+
+namespace voxos::test {
+
+/// Routes are added to `svr` before start(). Streaming routes must watch
+/// `stopping`, which is set when the server is destroyed.
+struct loopback_server {
+  httplib::Server svr;
+  std::thread listener;
+  std::atomic<bool> stopping{false};
+  uint16_t port = 0;
+
+  void start() {
+    svr.set_tcp_nodelay(true);
+    const int bound = svr.bind_to_any_port("127.0.0.1");
+    REQUIRE(bound > 0);
+    port = static_cast<uint16_t>(bound);
+    listener = std::thread([this] { svr.listen_after_bind(); });
+    // stop() before the listen loop runs would be lost.
+    while (!svr.is_running()) {
+      std::this_thread::yield();
+    }
+  }
+
+  /// "http://127.0.0.1:<port>" followed by `path`.
+  std::string url(const std::string& path) const {
+    return "http://127.0.0.1:" + std::to_string(port) + path;
+  }
+
+  ~loopback_server() {
+    stopping.store(true);
+    svr.stop();
+    if (listener.joinable()) {
+      listener.join();
+    }
+  }
+};
+
+/// A client for http://127.0.0.1:`port` (the origin; any path), pinned to
+/// 127.0.0.1.
+inline std::unique_ptr<http_client> loopback_client(uint16_t port, http_client::options opts = {}) {
+  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/mcp";
+  const url_policy policy{{{url, "mcp"}}};
+  auto checked = policy.check(url, "mcp");
+  REQUIRE_MESSAGE(checked.is_ok(), checked.error().message());
+  auto client = http_client::create(policy, *checked, {*ip_address::parse("127.0.0.1")}, opts);
+  REQUIRE_MESSAGE(client.is_ok(), client.error().message());
+  return std::move(client).value();
+}
+
+/// Answers with `pieces` as a chunked text/event-stream body, one chunk per
+/// piece, then ends the body properly (`abort` false) or drops the
+/// connection without ending it (`abort` true: a broken stream).
+inline void reply_events(httplib::Response& res, std::vector<std::string> pieces,
+                         bool abort = false) {
+  auto next = std::make_shared<std::size_t>(0);
+  res.set_chunked_content_provider("text/event-stream", [pieces = std::move(pieces), next,
+                                                         abort](size_t, httplib::DataSink& sink) {
+    if (*next == pieces.size()) {
+      if (abort) {
+        return false;
+      }
+      sink.done();
+      return true;
+    }
+    const std::string& piece = pieces[(*next)++];
+    return sink.write(piece.data(), piece.size());
+  });
+}
+
+} // namespace voxos::test
