@@ -520,6 +520,31 @@ status parse_event_store(const object_reader& in, event_store_config& out) {
   return status::ok();
 }
 
+status parse_mcp(const object_reader& in, mcp_config& out) {
+  VOXOS_RETURN_IF_ERROR(
+    in.allow_only({"connect_timeout_ms", "read_timeout_ms", "request_timeout_ms",
+                   "max_request_timeout_ms", "max_body_bytes", "max_message_bytes", "max_in_flight",
+                   "max_queued", "max_resumptions", "max_tool_pages", "max_cached_tools"}));
+  VOXOS_RETURN_IF_ERROR(in.integer("connect_timeout_ms", 100, 60'000, out.connect_timeout_ms));
+  VOXOS_RETURN_IF_ERROR(in.integer("read_timeout_ms", 100, 600'000, out.read_timeout_ms));
+  VOXOS_RETURN_IF_ERROR(in.integer("request_timeout_ms", 100, 600'000, out.request_timeout_ms));
+  VOXOS_RETURN_IF_ERROR(
+    in.integer("max_request_timeout_ms", 100, 3'600'000, out.max_request_timeout_ms));
+  VOXOS_RETURN_IF_ERROR(
+    in.integer("max_body_bytes", 64 * 1024, 256 * 1024 * 1024, out.max_body_bytes));
+  VOXOS_RETURN_IF_ERROR(
+    in.integer("max_message_bytes", 64 * 1024, 64 * 1024 * 1024, out.max_message_bytes));
+  VOXOS_RETURN_IF_ERROR(in.integer("max_in_flight", 1, 256, out.max_in_flight));
+  VOXOS_RETURN_IF_ERROR(in.integer("max_queued", 1, 65'536, out.max_queued));
+  VOXOS_RETURN_IF_ERROR(in.integer("max_resumptions", 0, 100, out.max_resumptions));
+  VOXOS_RETURN_IF_ERROR(in.integer("max_tool_pages", 1, 1'000, out.max_tool_pages));
+  VOXOS_RETURN_IF_ERROR(in.integer("max_cached_tools", 1, 100'000, out.max_cached_tools));
+  if (out.request_timeout_ms > out.max_request_timeout_ms)
+    return invalid(in.path_of("request_timeout_ms") + ": must not exceed "
+                   + in.path_of("max_request_timeout_ms"));
+  return status::ok();
+}
+
 status parse_secrets(const object_reader& in, secrets_config& out) {
   VOXOS_RETURN_IF_ERROR(in.allow_only({"source", "file"}));
   std::size_t source = static_cast<std::size_t>(out.source);
@@ -568,7 +593,7 @@ result<node_config> parse_document(const json& doc) {
   node_config cfg;
   object_reader in{doc, ""};
   VOXOS_RETURN_IF_ERROR(in.allow_only({"profile", "data_dir", "log_level", "http", "caf",
-                                       "event_store", "secrets", "registered_urls"}));
+                                       "event_store", "secrets", "mcp", "registered_urls"}));
   std::size_t mode = static_cast<std::size_t>(cfg.mode);
   VOXOS_RETURN_IF_ERROR(in.choice("profile", {"embedded", "production"}, mode));
   cfg.mode = static_cast<profile>(mode);
@@ -584,6 +609,8 @@ result<node_config> parse_document(const json& doc) {
   }));
   VOXOS_RETURN_IF_ERROR(in.section(
     "secrets", [&](const object_reader& sub) { return parse_secrets(sub, cfg.secrets); }));
+  VOXOS_RETURN_IF_ERROR(
+    in.section("mcp", [&](const object_reader& sub) { return parse_mcp(sub, cfg.mcp); }));
   if (const json* urls = in.find("registered_urls"))
     VOXOS_RETURN_IF_ERROR(parse_registered_urls(*urls, "registered_urls", cfg.registered_urls));
   return result<node_config>{std::move(cfg)};
@@ -608,6 +635,17 @@ json to_json(const node_config& cfg) {
                             {"max_event_bytes", cfg.event_store.max_event_bytes}};
   doc["secrets"] = json{{"source", source_names[static_cast<std::size_t>(cfg.secrets.source)]},
                         {"file", cfg.secrets.file}};
+  doc["mcp"] = json{{"connect_timeout_ms", cfg.mcp.connect_timeout_ms},
+                    {"read_timeout_ms", cfg.mcp.read_timeout_ms},
+                    {"request_timeout_ms", cfg.mcp.request_timeout_ms},
+                    {"max_request_timeout_ms", cfg.mcp.max_request_timeout_ms},
+                    {"max_body_bytes", cfg.mcp.max_body_bytes},
+                    {"max_message_bytes", cfg.mcp.max_message_bytes},
+                    {"max_in_flight", cfg.mcp.max_in_flight},
+                    {"max_queued", cfg.mcp.max_queued},
+                    {"max_resumptions", cfg.mcp.max_resumptions},
+                    {"max_tool_pages", cfg.mcp.max_tool_pages},
+                    {"max_cached_tools", cfg.mcp.max_cached_tools}};
   doc["registered_urls"] = json::array();
   for (const auto& entry : cfg.registered_urls)
     doc["registered_urls"].push_back(json{{"url", entry.url}, {"purpose", entry.purpose}});

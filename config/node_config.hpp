@@ -41,6 +41,25 @@ struct event_store_config {
   std::size_t max_event_bytes = 4 * 1024 * 1024;
 };
 
+/// The MCP client: bounds of every connection to a remote MCP server. Times
+/// in milliseconds. The transport enforces connect, read and a hard total
+/// deadline per HTTP exchange; the session enforces the request deadline
+/// (and cancels the request on the server when it passes). Keepalive
+/// comments and progress notifications never extend either.
+struct mcp_config {
+  uint32_t connect_timeout_ms = 5'000;       ///< per TCP/TLS connect; 100 .. 60,000
+  uint32_t read_timeout_ms = 30'000;         ///< longest silence on a socket; 100 .. 600,000
+  uint32_t request_timeout_ms = 60'000;      ///< default per request; 100 .. 600,000
+  uint32_t max_request_timeout_ms = 600'000; ///< cap on any caller's deadline; 100 .. 3,600,000
+  std::size_t max_body_bytes = std::size_t{16} << 20;   ///< one answer; 64 KiB .. 256 MiB
+  std::size_t max_message_bytes = std::size_t{8} << 20; ///< one SSE event; 64 KiB .. 64 MiB
+  unsigned max_in_flight = 16;     ///< concurrent requests per connection; 1 .. 256
+  unsigned max_queued = 1024;      ///< requests waiting for a slot; 1 .. 65,536
+  unsigned max_resumptions = 5;    ///< Last-Event-ID reconnects per request; 0 .. 100
+  unsigned max_tool_pages = 50;    ///< tools/list pages per discovery; 1 .. 1,000
+  unsigned max_cached_tools = 512; ///< discovery cache per server; 1 .. 100,000
+};
+
 /// Where secrets come from. `generate` (embedded profile only): read from, or
 /// created once in, `<data_dir>/secrets.json` (mode 0600). `env`: the
 /// environment variables below, all required. `file`: a JSON file of the same
@@ -60,6 +79,7 @@ struct node_config {
   caf_config caf;
   event_store_config event_store;
   secrets_config secrets;
+  mcp_config mcp;
   /// Exact URLs allowed despite the loopback/private address policy, with the
   /// purpose they are registered for (e.g. "mcp").
   struct registered_url {

@@ -125,6 +125,9 @@ void check_defaults(const node_config& cfg) {
   CHECK(cfg.event_store.max_event_bytes == def.event_store.max_event_bytes);
   CHECK(cfg.secrets.source == voxos::secret_source::generate);
   CHECK(cfg.secrets.file.empty());
+  CHECK(cfg.mcp.request_timeout_ms == def.mcp.request_timeout_ms);
+  CHECK(cfg.mcp.max_in_flight == def.mcp.max_in_flight);
+  CHECK(cfg.mcp.max_cached_tools == def.mcp.max_cached_tools);
   CHECK(cfg.registered_urls.empty());
 }
 
@@ -142,12 +145,13 @@ TEST_CASE("the default document names every key and parses back to the defaults"
   auto text = voxos::default_config_json();
   auto doc = nlohmann::json::parse(text);
   for (const char* key : {"profile", "data_dir", "log_level", "http", "caf", "event_store",
-                          "secrets", "registered_urls"})
+                          "secrets", "mcp", "registered_urls"})
     CHECK_MESSAGE(doc.contains(key), key);
   CHECK(doc["http"].size() == 5);
   CHECK(doc["caf"].size() == 3);
   CHECK(doc["event_store"].size() == 3);
   CHECK(doc["secrets"].size() == 2);
+  CHECK(doc["mcp"].size() == 11);
   CHECK(doc["http"]["port"] == 7100);
   auto cfg = parse_config(text);
   REQUIRE(cfg.is_ok());
@@ -186,6 +190,25 @@ TEST_CASE("a full document sets every entry") {
   CHECK(cfg->registered_urls[0].url == "http://127.0.0.1:3001/mcp?x=1");
   CHECK(cfg->registered_urls[0].purpose == "mcp");
   CHECK(cfg->registered_urls[1].purpose == "oauth_issuer");
+}
+
+TEST_CASE("the mcp section bounds every deadline and size") {
+  auto cfg = parse_config(R"({"mcp": {"connect_timeout_ms": 100, "read_timeout_ms": 600000,
+    "request_timeout_ms": 2000, "max_request_timeout_ms": 3600000, "max_body_bytes": 65536,
+    "max_message_bytes": 67108864, "max_in_flight": 1, "max_queued": 65536,
+    "max_resumptions": 0, "max_tool_pages": 1000, "max_cached_tools": 1}})");
+  REQUIRE_MESSAGE(cfg.is_ok(), cfg.error().message());
+  CHECK(cfg->mcp.connect_timeout_ms == 100);
+  CHECK(cfg->mcp.request_timeout_ms == 2000);
+  CHECK(cfg->mcp.max_request_timeout_ms == 3600000);
+  CHECK(cfg->mcp.max_in_flight == 1);
+  CHECK(cfg->mcp.max_resumptions == 0);
+  CHECK(cfg->mcp.max_cached_tools == 1);
+  CHECK(parse_failure(R"({"mcp": {"request_timeout_ms": 0}})").find("mcp.request_timeout_ms") == 0);
+  CHECK(parse_failure(R"({"mcp": {"max_in_flight": 257}})").find("mcp.max_in_flight") == 0);
+  CHECK(parse_failure(R"({"mcp": {"request_timeout_ms": 5000, "max_request_timeout_ms": 1000}})")
+        == "mcp.request_timeout_ms: must not exceed mcp.max_request_timeout_ms");
+  CHECK(parse_failure(R"({"mcp": {"deadline": 1}})") == "unknown key 'mcp.deadline'");
 }
 
 TEST_CASE("an unknown key is named with its full path") {
