@@ -31,5 +31,10 @@ using audit_atom = caf::atom_constant<caf::atom("audit")>;
 using config_atom = caf::atom_constant<caf::atom("config")>;
 using check_atom = caf::atom_constant<caf::atom("check")>;
 using profile_atom = caf::atom_constant<caf::atom("profile")>;
+using request_atom = caf::atom_constant<caf::atom("request")>;
+using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
+using connect_atom = caf::atom_constant<caf::atom("connect")>;
+using close_atom = caf::atom_constant<caf::atom("close")>;
+using tool_atom = caf::atom_constant<caf::atom("tool")>;
 
 } // namespace voxos

@@ -11,6 +11,7 @@
 //   voxosctl [options] tokens revoke TENANT_ID TOKEN_ID
 //   voxosctl [options] audit TENANT_ID [LIMIT]  the tenant's newest policy decisions
 //   voxosctl [options] whoami                   (with VOXOS_TOKEN: a tenant token, over CAF)
+//   voxosctl conformance URL                    the MCP conformance suite's client under test
 //
 // Options: --data-dir DIR (default ./var: finds runtime.json and, on the
 // embedded profile, secrets.json), --url URL, --caf HOST:PORT.
@@ -32,6 +33,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/run_host/run_host.hpp"
+#include "apps/voxosctl/conformance.hpp"
 #include "messages/error.hpp"
 #include "messages/register.hpp"
 
@@ -268,7 +270,9 @@ int usage() {
                "commands: status | metrics | ping | verify | whoami | audit TENANT_ID [LIMIT]\n"
                "          tenants list | tenants create NAME\n"
                "          tokens list TENANT_ID | tokens issue TENANT_ID [LABEL]\n"
-               "          tokens revoke TENANT_ID TOKEN_ID\n");
+               "          tokens revoke TENANT_ID TOKEN_ID\n"
+               "          conformance URL (MCP conformance suite client; scenario from\n"
+               "          MCP_CONFORMANCE_SCENARIO)\n");
   return 2;
 }
 
@@ -298,6 +302,8 @@ int main(int argc, char** argv) {
   }
   if (opts.args.empty())
     return usage();
+  if (opts.args.size() == 2 && opts.args[0] == "conformance")
+    return voxos::run_conformance_client(opts.args[1]);
   locate_node(opts);
   const auto& a = opts.args;
   auto is = [&](std::size_t n, const char* cmd, const char* sub = nullptr) {

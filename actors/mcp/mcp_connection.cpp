@@ -1,0 +1,936 @@
+#include "actors/mcp/mcp_connection.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/send.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "actors/mcp/mcp_protocol.hpp"
+#include "config/log.hpp"
+#include "messages/error.hpp"
+#include "transport/jsonrpc.hpp"
+#include "transport/mcp_http.hpp"
+#include "transport/url_policy.hpp"
+
+namespace voxos {
+
+namespace {
+
+using json = nlohmann::json;
+
+/// What one worker does with one job.
+enum class job_kind : uint8_t {
+  request,       ///< Streamable HTTP: POST a request, await its answer
+  send,          ///< Streamable HTTP: POST a notification or an answer
+  close_session, ///< Streamable HTTP: DELETE the session
+  listen,        ///< Streamable HTTP: the optional GET stream
+  legacy_listen, ///< legacy HTTP+SSE: the GET stream that carries every answer
+  legacy_send,   ///< legacy HTTP+SSE: POST any message to the endpoint
+};
+
+/// One HTTP exchange handed to a worker, and what came of it. The worker
+/// fills the outcome; the connection reads it when the worker answers.
+struct mcp_job {
+  job_kind kind = job_kind::request;
+  std::string path;
+  mcp_http_headers headers;
+  std::string body;
+  jsonrpc_id id;
+  /// Set by the connection (any thread may read it): abort and skip.
+  std::atomic<bool> cancelled{false};
+  // Outcome.
+  std::optional<result<mcp_exchange>> exchange; ///< kind == request
+  status outcome = status::ok();                ///< every other kind
+};
+
+using mcp_job_ptr = std::shared_ptr<mcp_job>;
+using inbound_ptr = std::shared_ptr<jsonrpc_message>;
+
+} // namespace
+
+} // namespace voxos
+
+// Local only: jobs and inbound messages never leave the process.
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(voxos::mcp_job_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(voxos::inbound_ptr)
+
+namespace voxos {
+
+namespace {
+
+using job_atom = caf::atom_constant<caf::atom("job")>;
+using inbound_atom = caf::atom_constant<caf::atom("inbound")>;
+using endpoint_atom = caf::atom_constant<caf::atom("endpoint")>;
+using deadline_atom = caf::atom_constant<caf::atom("deadline")>;
+using listened_atom = caf::atom_constant<caf::atom("listened")>;
+
+/// What every worker of one connection shares: where to connect and how.
+struct connection_env {
+  std::shared_ptr<const url_policy> policy;
+  checked_url url;
+  http_client::options request_opts; ///< requests, notifications, DELETE
+  http_client::options stream_opts;  ///< the long-lived GET stream
+  mcp_exchange_limits limits;
+};
+
+// -- workers: blocking HTTP on their own threads --------------------------------
+
+/// A worker's client and the job it runs, shared with the connection so it
+/// can abort the job from its own thread (and when it is killed).
+struct worker_link {
+  std::mutex mtx;
+  std::unique_ptr<http_client> client;
+  mcp_job* running = nullptr;
+};
+
+/// Aborts `job`: it is skipped if not started, and its exchange is cut off
+/// (socket closed) if it is running on `link`.
+void abort_job(worker_link& link, mcp_job& job) {
+  job.cancelled.store(true);
+  std::lock_guard<std::mutex> guard{link.mtx};
+  if (link.running == &job && link.client)
+    link.client->cancel();
+}
+
+/// Aborts whatever `link` runs (the connection is going away).
+void abort_running(worker_link& link) {
+  std::lock_guard<std::mutex> guard{link.mtx};
+  if (link.running) {
+    link.running->cancelled.store(true);
+    if (link.client)
+      link.client->cancel();
+  }
+}
+
+/// The worker's client for `job`, made (resolving and checking the server's
+/// addresses) if it has none or its last one was cancelled. Marks `job` as
+/// running; a cancel that came first cancels the client at once.
+result<http_client*> start_job(worker_link& link, const connection_env& env,
+                               const http_client::options& opts, mcp_job& job) {
+  std::unique_ptr<http_client> fresh;
+  {
+    std::lock_guard<std::mutex> guard{link.mtx};
+    if (!link.client || link.client->cancelled())
+      link.client.reset();
+  }
+  if (!link.client) {
+    auto addrs = resolve(env.url.url.host, env.url.url.port);
+    if (!addrs)
+      return addrs.error();
+    auto made = http_client::create(*env.policy, env.url, std::move(*addrs), opts);
+    if (!made)
+      return made.error();
+    fresh = std::move(*made);
+  }
+  std::lock_guard<std::mutex> guard{link.mtx};
+  if (fresh)
+    link.client = std::move(fresh);
+  link.running = &job;
+  if (job.cancelled.load())
+    link.client->cancel();
+  return link.client.get();
+}
+
+void finish_job(worker_link& link) {
+  std::lock_guard<std::mutex> guard{link.mtx};
+  link.running = nullptr;
+}
+
+void run_job(const connection_env& env, worker_link& link, const caf::actor_addr& connection,
+             mcp_job& job) {
+  const auto& opts = (job.kind == job_kind::listen || job.kind == job_kind::legacy_listen)
+                       ? env.stream_opts
+                       : env.request_opts;
+  auto client = start_job(link, env, opts, job);
+  if (!client) {
+    if (job.kind == job_kind::request)
+      job.exchange = client.error();
+    job.outcome = client.error();
+    finish_job(link);
+    return;
+  }
+  auto sink = [connection](jsonrpc_message&& msg) {
+    if (auto target = caf::actor_cast<caf::actor>(connection))
+      caf::anon_send(target, inbound_atom::value,
+                     std::make_shared<jsonrpc_message>(std::move(msg)));
+  };
+  auto& http = **client;
+  switch (job.kind) {
+  case job_kind::request:
+    job.exchange =
+      streamable_request(http, job.path, job.headers, job.body, job.id, sink, env.limits);
+    break;
+  case job_kind::send:
+    job.outcome = streamable_send(http, job.path, job.headers, job.body);
+    break;
+  case job_kind::close_session:
+    job.outcome = streamable_close_session(http, job.path, job.headers);
+    break;
+  case job_kind::listen: {
+    auto done = streamable_listen(http, job.path, job.headers, sink, env.limits);
+    job.outcome = done ? status::ok() : done.error();
+    break;
+  }
+  case job_kind::legacy_listen:
+    job.outcome = legacy_sse_listen(
+      http, env.url.url, job.headers,
+      [connection](std::string path) {
+        if (auto target = caf::actor_cast<caf::actor>(connection))
+          caf::anon_send(target, endpoint_atom::value, std::move(path));
+      },
+      sink, env.limits);
+    break;
+  case job_kind::legacy_send:
+    job.outcome = legacy_sse_send(http, job.path, job.headers, job.body);
+    break;
+  }
+  finish_job(link);
+}
+
+/// Workers hold the connection weakly: an owner dropping its last handle
+/// ends the connection, and with it (linked) every worker.
+caf::behavior worker_behavior(caf::event_based_actor*, std::shared_ptr<const connection_env> env,
+                              std::shared_ptr<worker_link> link, caf::actor_addr connection) {
+  return {
+    [env, link, connection](job_atom, mcp_job_ptr& job) {
+      run_job(*env, *link, connection, *job);
+      return job;
+    },
+    // A stream may stay open as long as the server likes: it is started by
+    // a plain message, not a request, so that no reply handle keeps the
+    // connection alive meanwhile; the outcome goes back the same way.
+    [env, link, connection](listened_atom, mcp_job_ptr& job) {
+      run_job(*env, *link, connection, *job);
+      if (auto target = caf::actor_cast<caf::actor>(connection))
+        caf::anon_send(target, listened_atom::value, std::move(job));
+    },
+  };
+}
+
+// -- the connection -------------------------------------------------------------
+
+using clock_type = std::chrono::steady_clock;
+
+enum class phase : uint8_t { idle, connecting, ready, closed };
+
+std::string_view to_string(phase x) {
+  switch (x) {
+  case phase::idle:
+    return "idle";
+  case phase::connecting:
+    return "connecting";
+  case phase::ready:
+    return "ready";
+  case phase::closed:
+    return "closed";
+  }
+  return "closed";
+}
+
+/// Completion of one request: the raw result JSON text, or why there is none.
+using request_done = std::function<void(result<std::string>)>;
+
+/// A request from submission to its answer.
+struct pending_request {
+  uint64_t serial = 0;
+  std::optional<uint64_t> caller_key; ///< set for callers' requests (cancellable by key)
+  std::string method;
+  std::string params; ///< JSON object text or ""
+  request_done done;
+  std::optional<jsonrpc_id> id; ///< once sent
+  mcp_job_ptr job;              ///< while a worker has it
+  int worker = -1;              ///< index of that worker
+  bool retried = false;         ///< already sent again after a session expired
+};
+
+struct worker_slot {
+  caf::actor actor;
+  std::shared_ptr<worker_link> link;
+  bool busy = false;
+};
+
+struct connection_state {
+  static inline const char* name = "mcp_connection";
+
+  mcp_endpoint endpoint;
+  mcp_config cfg;
+  std::shared_ptr<const connection_env> env;
+  /// Every link of every worker, for aborting all exchanges when the actor
+  /// ends however it ends (shared with an attached functor).
+  std::shared_ptr<std::vector<std::shared_ptr<worker_link>>> all_links;
+
+  phase current = phase::idle;
+  bool legacy = false; ///< speaking the legacy HTTP+SSE transport
+  bool legacy_tried = false;
+  std::string post_path; ///< where requests go: the URL's path, or the legacy endpoint
+  std::string session_id;
+  std::optional<mcp_server_hello> hello;
+
+  uint64_t next_serial = 1;
+  int64_t next_id = 1;
+  std::map<uint64_t, pending_request> pending; ///< by serial
+  std::map<uint64_t, uint64_t> by_key;         ///< caller key -> serial
+  std::map<jsonrpc_id, uint64_t> by_id;        ///< sent id -> serial
+  std::deque<uint64_t> waiting;                ///< serials not yet sent, in order
+
+  std::vector<worker_slot> workers; ///< request workers
+  worker_slot control;              ///< notifications, answers, DELETE, in order
+  worker_slot listener;             ///< the GET stream
+  mcp_job_ptr listen_job;
+
+  bool tools_changed = false;
+  uint64_t server_requests = 0;
+  uint64_t unexpected_answers = 0;
+};
+
+using self_pointer = caf::stateful_actor<connection_state>*;
+
+mcp_http_headers session_headers(const connection_state& st) {
+  mcp_http_headers out;
+  out.session_id = st.session_id;
+  if (st.hello)
+    out.protocol_version = st.hello->protocol_version;
+  out.extra = st.endpoint.headers;
+  return out;
+}
+
+worker_slot spawn_worker(self_pointer self) {
+  auto& st = self->state;
+  worker_slot slot;
+  slot.link = std::make_shared<worker_link>();
+  st.all_links->push_back(slot.link);
+  slot.actor = self->spawn<caf::detached + caf::linked>(worker_behavior, st.env, slot.link,
+                                                        caf::actor_cast<caf::actor_addr>(self));
+  return slot;
+}
+
+/// Sends `body` (a notification or an answer) through the control worker,
+/// after everything sent there before. `then` sees the outcome.
+void send_control(self_pointer self, std::string body, std::function<void(status)> then = {}) {
+  auto& st = self->state;
+  if (!st.control.actor)
+    st.control = spawn_worker(self);
+  auto job = std::make_shared<mcp_job>();
+  job->kind = st.legacy ? job_kind::legacy_send : job_kind::send;
+  job->path = st.post_path;
+  job->headers = session_headers(st);
+  job->body = std::move(body);
+  self->request(st.control.actor, caf::infinite, job_atom::value, std::move(job))
+    .then(
+      [then](mcp_job_ptr& done) {
+        if (then)
+          then(done->outcome);
+      },
+      [then](caf::error& err) {
+        if (then)
+          then(status::error(errc::unavailable, message_of(err)));
+      });
+}
+
+void fail_all(self_pointer self, const status& why);
+void dispatch(self_pointer self);
+void start_connect(self_pointer self);
+void send_request(self_pointer self, pending_request& req);
+
+/// Removes request `serial` and hands `outcome` to its completion.
+void complete(self_pointer self, uint64_t serial, result<std::string> outcome) {
+  auto& st = self->state;
+  auto found = st.pending.find(serial);
+  if (found == st.pending.end())
+    return;
+  auto req = std::move(found->second);
+  st.pending.erase(found);
+  if (req.caller_key)
+    st.by_key.erase(*req.caller_key);
+  if (req.id)
+    st.by_id.erase(*req.id);
+  st.waiting.erase(std::remove(st.waiting.begin(), st.waiting.end(), serial), st.waiting.end());
+  if (req.done)
+    req.done(std::move(outcome));
+}
+
+/// Gives up request `serial` (deadline or caller's cancel): tells the server
+/// (never for initialize, which the specification forbids cancelling) and
+/// aborts its exchange, then answers `why`.
+void abandon(self_pointer self, uint64_t serial, const char* why) {
+  auto& st = self->state;
+  auto found = st.pending.find(serial);
+  if (found == st.pending.end())
+    return;
+  auto& req = found->second;
+  if (req.id && req.method != "initialize") {
+    json params{{"reason", why}};
+    std::visit([&params](const auto& id) { params["requestId"] = id; }, *req.id);
+    if (auto note = make_jsonrpc_notification("notifications/cancelled", params))
+      send_control(self, std::move(*note));
+  }
+  if (req.job && req.worker >= 0)
+    abort_job(*st.workers[static_cast<std::size_t>(req.worker)].link, *req.job);
+  complete(self, serial, status::error(errc::unavailable, why));
+}
+
+/// Submits a request; `timeout_ms` 0 means the configured default.
+void submit(self_pointer self, std::optional<uint64_t> caller_key, std::string method,
+            std::string params, uint32_t timeout_ms, request_done done) {
+  auto& st = self->state;
+  if (st.current == phase::closed) {
+    done(status::error(errc::unavailable, "connection closed"));
+    return;
+  }
+  if (st.waiting.size() >= st.cfg.max_queued) {
+    done(status::error(errc::unavailable, "too many requests waiting"));
+    return;
+  }
+  uint32_t effective = timeout_ms == 0 ? st.cfg.request_timeout_ms
+                                       : std::min(timeout_ms, st.cfg.max_request_timeout_ms);
+  auto serial = st.next_serial++;
+  pending_request req;
+  req.serial = serial;
+  req.caller_key = caller_key;
+  req.method = std::move(method);
+  req.params = std::move(params);
+  req.done = std::move(done);
+  if (caller_key)
+    st.by_key.emplace(*caller_key, serial);
+  bool is_initialize = req.method == "initialize";
+  st.pending.emplace(serial, std::move(req));
+  self->delayed_send(self, std::chrono::milliseconds{effective}, deadline_atom::value, serial);
+  if (is_initialize) {
+    send_request(self, st.pending[serial]);
+    return;
+  }
+  st.waiting.push_back(serial);
+  if (st.current == phase::idle)
+    start_connect(self);
+  dispatch(self);
+}
+
+/// Handles a request's answer (from its exchange, or off a stream).
+void on_answer(self_pointer self, uint64_t serial, jsonrpc_message& answer) {
+  if (auto* ok = std::get_if<jsonrpc_response>(&answer)) {
+    complete(self, serial, std::move(ok->result));
+    return;
+  }
+  if (auto* err = std::get_if<jsonrpc_error_response>(&answer)) {
+    complete(self, serial,
+             status::error(errc::rejected, "server error " + std::to_string(err->code)));
+    return;
+  }
+  complete(self, serial, status::error(errc::bad_json, "server answered with a non-answer"));
+}
+
+/// A Streamable HTTP initialize refused this way means the server may speak
+/// the legacy HTTP+SSE transport (400, 404 or 405 in the specification).
+bool suggests_legacy(const status& err) {
+  return err.code() == errc::rejected || err.code() == errc::not_found
+         || err.code() == errc::method_not_allowed;
+}
+
+void on_request_job(self_pointer self, uint64_t serial, int worker, mcp_job& job) {
+  auto& st = self->state;
+  st.workers[static_cast<std::size_t>(worker)].busy = false;
+  auto found = st.pending.find(serial);
+  if (found != st.pending.end() && found->second.job.get() == &job) {
+    auto& req = found->second;
+    req.job.reset();
+    req.worker = -1;
+    auto& exchange = *job.exchange;
+    if (!exchange) {
+      auto err = exchange.error();
+      bool expired =
+        err.code() == errc::not_found && !st.session_id.empty() && req.method != "initialize";
+      if (expired && !req.retried) {
+        // The session expired: initialise afresh, then send this again.
+        log::info("mcp_connection", "session expired; initialising again");
+        req.retried = true;
+        if (req.id)
+          st.by_id.erase(*req.id);
+        req.id.reset();
+        st.waiting.push_front(serial);
+        st.session_id.clear();
+        st.hello.reset();
+        st.current = phase::idle;
+        start_connect(self);
+      } else {
+        complete(self, serial, std::move(err));
+      }
+    } else {
+      if (!exchange->session_id.empty() && req.method == "initialize")
+        st.session_id = exchange->session_id;
+      on_answer(self, serial, exchange->answer);
+    }
+  }
+  dispatch(self);
+}
+
+void send_request(self_pointer self, pending_request& req) {
+  auto& st = self->state;
+  jsonrpc_id id{st.next_id++};
+  json params = nullptr;
+  if (!req.params.empty()) {
+    params = json::parse(req.params, nullptr, false);
+    if (params.is_discarded() || !params.is_object()) {
+      complete(self, req.serial, status::error(errc::wrong_type, "params must be a JSON object"));
+      return;
+    }
+  }
+  auto body = make_jsonrpc_request(id, req.method, params);
+  if (!body) {
+    complete(self, req.serial, body.error());
+    return;
+  }
+  req.id = id;
+  st.by_id.emplace(id, req.serial);
+  // A free worker, or a new one while under the limit (dispatch checked).
+  int index = -1;
+  for (std::size_t i = 0; i < st.workers.size(); ++i)
+    if (!st.workers[i].busy) {
+      index = static_cast<int>(i);
+      break;
+    }
+  if (index < 0) {
+    st.workers.push_back(spawn_worker(self));
+    index = static_cast<int>(st.workers.size() - 1);
+  }
+  auto& slot = st.workers[static_cast<std::size_t>(index)];
+  slot.busy = true;
+  auto job = std::make_shared<mcp_job>();
+  job->kind = st.legacy ? job_kind::legacy_send : job_kind::request;
+  job->path = st.post_path;
+  job->headers = session_headers(st);
+  if (req.method == "initialize")
+    job->headers.protocol_version.clear();
+  job->body = std::move(*body);
+  job->id = id;
+  req.job = job;
+  req.worker = index;
+  auto serial = req.serial;
+  self->request(slot.actor, caf::infinite, job_atom::value, std::move(job))
+    .then(
+      [self, serial, index](mcp_job_ptr& done) {
+        auto& st = self->state;
+        if (done->kind == job_kind::request) {
+          on_request_job(self, serial, index, *done);
+          return;
+        }
+        // Legacy: the POST only delivered the request; its answer comes on
+        // the stream, unless the POST failed.
+        st.workers[static_cast<std::size_t>(index)].busy = false;
+        auto found = st.pending.find(serial);
+        if (found != st.pending.end() && found->second.job == done) {
+          found->second.job.reset();
+          found->second.worker = -1;
+          if (!done->outcome.is_ok())
+            complete(self, serial, done->outcome);
+        }
+        dispatch(self);
+      },
+      [self, serial, index](caf::error& err) {
+        self->state.workers[static_cast<std::size_t>(index)].busy = false;
+        complete(self, serial, status::error(errc::unavailable, message_of(err)));
+      });
+}
+
+void dispatch(self_pointer self) {
+  auto& st = self->state;
+  if (st.current != phase::ready)
+    return;
+  while (!st.waiting.empty()) {
+    auto busy = static_cast<std::size_t>(
+      std::count_if(st.workers.begin(), st.workers.end(), [](const auto& w) { return w.busy; }));
+    if (busy >= st.cfg.max_in_flight)
+      return;
+    auto serial = st.waiting.front();
+    st.waiting.pop_front();
+    auto found = st.pending.find(serial);
+    if (found != st.pending.end())
+      send_request(self, found->second);
+  }
+}
+
+void start_listen(self_pointer self, job_kind kind) {
+  auto& st = self->state;
+  if (!st.listener.actor)
+    st.listener = spawn_worker(self);
+  auto job = std::make_shared<mcp_job>();
+  job->kind = kind;
+  job->path = st.env->url.url.path_and_query;
+  job->headers = session_headers(st);
+  st.listen_job = job;
+  caf::anon_send(st.listener.actor, listened_atom::value, std::move(job));
+}
+
+/// The GET stream ended (the server closed it, or we aborted it).
+void on_listen_done(self_pointer self, const mcp_job_ptr& done) {
+  auto& st = self->state;
+  if (st.listen_job != done)
+    return;
+  st.listen_job.reset();
+  if (done->kind == job_kind::legacy_listen && st.current != phase::closed) {
+    // The legacy stream carries every answer: without it the session is gone.
+    auto why =
+      done->outcome.is_ok() ? status::error(errc::unavailable, "stream ended") : done->outcome;
+    st.current = phase::idle;
+    st.session_id.clear();
+    st.hello.reset();
+    st.post_path = st.env->url.url.path_and_query;
+    fail_all(self, why);
+  }
+}
+
+void on_initialized(self_pointer self, result<std::string> outcome) {
+  auto& st = self->state;
+  if (st.current != phase::connecting)
+    return;
+  if (!outcome) {
+    auto err = outcome.error();
+    if (!st.legacy && !st.legacy_tried && suggests_legacy(err)) {
+      log::info("mcp_connection", "streamable HTTP refused; trying the legacy HTTP+SSE transport");
+      st.legacy = true;
+      st.legacy_tried = true;
+      st.current = phase::idle;
+      start_connect(self);
+      return;
+    }
+    st.current = phase::idle;
+    fail_all(self, err);
+    return;
+  }
+  auto hello = read_initialize_result(*outcome);
+  if (!hello) {
+    st.current = phase::idle;
+    fail_all(self, hello.error());
+    return;
+  }
+  st.hello = std::move(*hello);
+  auto note = make_jsonrpc_notification("notifications/initialized", nullptr);
+  send_control(self, note ? std::move(*note) : std::string{}, [self](status sent) {
+    auto& st = self->state;
+    if (st.current != phase::connecting)
+      return;
+    if (!sent.is_ok()) {
+      st.current = phase::idle;
+      fail_all(self, sent);
+      return;
+    }
+    st.current = phase::ready;
+    if (!st.legacy)
+      start_listen(self, job_kind::listen);
+    dispatch(self);
+  });
+}
+
+void send_initialize(self_pointer self) {
+  auto params = initialize_params(VOXOS_VERSION).dump();
+  submit(self, std::nullopt, "initialize", std::move(params), 0,
+         [self](result<std::string> outcome) { on_initialized(self, std::move(outcome)); });
+}
+
+void start_connect(self_pointer self) {
+  auto& st = self->state;
+  st.current = phase::connecting;
+  st.session_id.clear();
+  st.hello.reset();
+  st.post_path = st.env->url.url.path_and_query;
+  if (st.legacy) {
+    // The endpoint event names where to POST; initialize goes there.
+    start_listen(self, job_kind::legacy_listen);
+    return;
+  }
+  send_initialize(self);
+}
+
+void fail_all(self_pointer self, const status& why) {
+  auto& st = self->state;
+  std::vector<uint64_t> serials;
+  for (const auto& [serial, req] : st.pending)
+    serials.push_back(serial);
+  for (auto serial : serials) {
+    auto found = st.pending.find(serial);
+    if (found == st.pending.end())
+      continue;
+    if (found->second.job && found->second.worker >= 0)
+      abort_job(*st.workers[static_cast<std::size_t>(found->second.worker)].link,
+                *found->second.job);
+    complete(self, serial, why);
+  }
+}
+
+void on_inbound(self_pointer self, jsonrpc_message& msg) {
+  auto& st = self->state;
+  if (auto* req = std::get_if<jsonrpc_request>(&msg)) {
+    ++st.server_requests;
+    send_control(self, answer_server_request(*req));
+    return;
+  }
+  if (auto* note = std::get_if<jsonrpc_notification>(&msg)) {
+    if (note->method == "notifications/tools/list_changed")
+      st.tools_changed = true;
+    // Progress, logging and the rest change nothing here; in particular,
+    // progress never extends a request's deadline.
+    return;
+  }
+  std::optional<jsonrpc_id> id;
+  if (auto* ok = std::get_if<jsonrpc_response>(&msg))
+    id = ok->id;
+  else if (auto* err = std::get_if<jsonrpc_error_response>(&msg))
+    id = err->id;
+  auto found = id ? st.by_id.find(*id) : st.by_id.end();
+  if (found == st.by_id.end()) {
+    ++st.unexpected_answers;
+    log::debug("mcp_connection", "dropped an answer carrying an id that was not asked");
+    return;
+  }
+  on_answer(self, found->second, msg);
+}
+
+/// Discovery: one tools/list page after another, into `acc`.
+struct discovery {
+  json tools = json::array();
+  unsigned pages = 0;
+  bool truncated = false;
+  caf::typed_response_promise<std::string> promise;
+};
+
+void list_page(self_pointer self, std::shared_ptr<discovery> acc, std::string cursor) {
+  std::string params = cursor.empty() ? std::string{} : json{{"cursor", cursor}}.dump();
+  submit(self, std::nullopt, "tools/list", std::move(params), 0,
+         [self, acc](result<std::string> outcome) mutable {
+           if (!outcome) {
+             acc->promise.deliver(to_error(outcome.error()));
+             return;
+           }
+           auto page = json::parse(*outcome, nullptr, false);
+           if (page.is_discarded() || !page.is_object() || !page.contains("tools")
+               || !page["tools"].is_array()) {
+             acc->promise.deliver(
+               make_error(errc::bad_json, "tools/list answer has no tools array"));
+             return;
+           }
+           auto& st = self->state;
+           for (auto& tool : page["tools"]) {
+             if (acc->tools.size() >= st.cfg.max_cached_tools) {
+               acc->truncated = true;
+               break;
+             }
+             acc->tools.push_back(std::move(tool));
+           }
+           ++acc->pages;
+           auto next = page.find("nextCursor");
+           bool more = next != page.end() && next->is_string() && !next->get<std::string>().empty();
+           if (more && !acc->truncated && acc->pages >= st.cfg.max_tool_pages)
+             acc->truncated = true;
+           if (more && !acc->truncated) {
+             list_page(self, acc, next->get<std::string>());
+             return;
+           }
+           st.tools_changed = false;
+           acc->promise.deliver(
+             json{{"tools", std::move(acc->tools)}, {"truncated", acc->truncated}}.dump());
+         });
+}
+
+std::string health_json(const connection_state& st) {
+  auto busy =
+    std::count_if(st.workers.begin(), st.workers.end(), [](const auto& w) { return w.busy; });
+  return json{{"phase", to_string(st.current)},
+              {"transport", st.legacy ? "sse" : "streamable_http"},
+              {"protocol_version", st.hello ? st.hello->protocol_version : ""},
+              {"session", !st.session_id.empty()},
+              {"in_flight", busy},
+              {"queued", st.waiting.size()},
+              {"workers", st.workers.size()},
+              {"tools_changed", st.tools_changed},
+              {"server_requests", st.server_requests},
+              {"unexpected_answers", st.unexpected_answers}}
+    .dump();
+}
+
+std::string hello_json(const connection_state& st) {
+  const auto& hello = *st.hello;
+  return json{{"protocol_version", hello.protocol_version},
+              {"server_name", hello.server_name},
+              {"server_version", hello.server_version},
+              {"capabilities", json::parse(hello.capabilities, nullptr, false)},
+              {"instructions", hello.instructions},
+              {"transport", st.legacy ? "sse" : "streamable_http"}}
+    .dump();
+}
+
+caf::behavior connection_behavior(self_pointer self, mcp_endpoint endpoint,
+                                  std::shared_ptr<const url_policy> policy, mcp_config cfg,
+                                  checked_url checked) {
+  auto& st = self->state;
+  st.endpoint = std::move(endpoint);
+  st.cfg = cfg;
+  st.legacy = st.endpoint.transport == transport_kind::sse;
+  st.legacy_tried = st.legacy;
+  auto env = std::make_shared<connection_env>();
+  env->policy = std::move(policy);
+  env->url = std::move(checked);
+  env->request_opts.connect_timeout = std::chrono::milliseconds{cfg.connect_timeout_ms};
+  env->request_opts.read_timeout = std::chrono::milliseconds{cfg.read_timeout_ms};
+  // The session deadline acts first; this is the transport's hard bound.
+  env->request_opts.total_deadline = std::chrono::milliseconds{cfg.max_request_timeout_ms + 1000};
+  env->request_opts.max_body_bytes = cfg.max_body_bytes;
+  env->stream_opts = env->request_opts;
+  env->stream_opts.read_timeout = std::chrono::minutes{10};
+  env->stream_opts.total_deadline = std::chrono::hours{24};
+  env->limits.sse.max_event_bytes = cfg.max_message_bytes;
+  env->limits.max_resumptions = cfg.max_resumptions;
+  st.env = env;
+  st.post_path = env->url.url.path_and_query;
+  st.all_links = std::make_shared<std::vector<std::shared_ptr<worker_link>>>();
+  // However the actor ends, no exchange it started stays open.
+  self->attach_functor([links = st.all_links] {
+    for (auto& link : *links)
+      abort_running(*link);
+  });
+  return {
+    [self](connect_atom) -> caf::result<std::string> {
+      auto& st = self->state;
+      if (st.current == phase::ready)
+        return hello_json(st);
+      auto promise = self->make_response_promise<std::string>();
+      // A ping once ready: it waits for the session like any request.
+      submit(self, std::nullopt, "ping", "", 0,
+             [self, promise](result<std::string> outcome) mutable {
+               if (!outcome)
+                 promise.deliver(to_error(outcome.error()));
+               else
+                 promise.deliver(hello_json(self->state));
+             });
+      return promise;
+    },
+    [self](request_atom, uint64_t key, std::string& method, std::string& params,
+           uint32_t timeout_ms) -> caf::result<std::string> {
+      auto& st = self->state;
+      if (st.by_key.count(key) != 0)
+        return make_error(errc::conflict, "a request with this key is in flight");
+      if (method.empty() || method.size() > 256)
+        return make_error(errc::out_of_range, "method must be 1 to 256 characters");
+      auto promise = self->make_response_promise<std::string>();
+      submit(self, key, std::move(method), std::move(params), timeout_ms,
+             [promise](result<std::string> outcome) mutable {
+               if (!outcome)
+                 promise.deliver(to_error(outcome.error()));
+               else
+                 promise.deliver(std::move(*outcome));
+             });
+      return promise;
+    },
+    [self](cancel_atom, uint64_t key) {
+      auto& st = self->state;
+      auto found = st.by_key.find(key);
+      if (found != st.by_key.end())
+        abandon(self, found->second, "request cancelled");
+    },
+    [self](list_atom, tool_atom) -> caf::result<std::string> {
+      auto acc = std::make_shared<discovery>();
+      acc->promise = self->make_response_promise<std::string>();
+      list_page(self, acc, {});
+      return acc->promise;
+    },
+    [self](health_atom) { return health_json(self->state); },
+    [self](close_atom) -> caf::result<bool> {
+      auto& st = self->state;
+      auto promise = self->make_response_promise<bool>();
+      bool had_session = !st.legacy && !st.session_id.empty();
+      st.current = phase::closed;
+      fail_all(self, status::error(errc::unavailable, "connection closed"));
+      if (st.listen_job)
+        abort_job(*st.listener.link, *st.listen_job);
+      if (!had_session) {
+        promise.deliver(true);
+        self->quit(caf::exit_reason::user_shutdown);
+        return promise;
+      }
+      if (!st.control.actor)
+        st.control = spawn_worker(self);
+      auto job = std::make_shared<mcp_job>();
+      job->kind = job_kind::close_session;
+      job->path = st.post_path;
+      job->headers = session_headers(st);
+      self->request(st.control.actor, caf::infinite, job_atom::value, std::move(job))
+        .then(
+          [self, promise](mcp_job_ptr&) mutable {
+            promise.deliver(true);
+            self->quit(caf::exit_reason::user_shutdown);
+          },
+          [self, promise](caf::error&) mutable {
+            promise.deliver(true);
+            self->quit(caf::exit_reason::user_shutdown);
+          });
+      return promise;
+    },
+    // -- internal ----------------------------------------------------------------
+    [self](deadline_atom, uint64_t serial) {
+      auto& st = self->state;
+      auto found = st.pending.find(serial);
+      if (found == st.pending.end())
+        return;
+      if (found->second.method == "initialize") {
+        // Not cancellable on the server: abort the exchange, fail the wait.
+        if (found->second.job && found->second.worker >= 0)
+          abort_job(*st.workers[static_cast<std::size_t>(found->second.worker)].link,
+                    *found->second.job);
+        complete(self, serial, status::error(errc::unavailable, "request deadline exceeded"));
+        return;
+      }
+      abandon(self, serial, "request deadline exceeded");
+    },
+    [self](inbound_atom, inbound_ptr& msg) { on_inbound(self, *msg); },
+    [self](listened_atom, mcp_job_ptr& done) { on_listen_done(self, done); },
+    [self](endpoint_atom, std::string& path) {
+      auto& st = self->state;
+      if (!st.legacy || st.current != phase::connecting)
+        return;
+      st.post_path = std::move(path);
+      send_initialize(self);
+    },
+  };
+}
+
+} // namespace
+
+mcp_connection_actor spawn_mcp_connection(caf::actor_system& sys, mcp_endpoint endpoint,
+                                          std::shared_ptr<const url_policy> policy,
+                                          const mcp_config& cfg) {
+  auto checked = policy->check(endpoint.url, "mcp");
+  if (!checked) {
+    // An actor that refuses every request with the policy's error.
+    auto err = checked.error();
+    auto refuser = sys.spawn([err](caf::event_based_actor*) -> caf::behavior {
+      return {
+        [err](connect_atom) -> caf::result<std::string> { return to_error(err); },
+        [err](request_atom, uint64_t, std::string&, std::string&,
+              uint32_t) -> caf::result<std::string> { return to_error(err); },
+        [](cancel_atom, uint64_t) {},
+        [err](list_atom, tool_atom) -> caf::result<std::string> { return to_error(err); },
+        [](health_atom) {
+          return std::string{R"({"phase":"closed","transport":"none","session":false})"};
+        },
+        [](close_atom) { return true; },
+      };
+    });
+    return caf::actor_cast<mcp_connection_actor>(refuser);
+  }
+  auto handle = sys.spawn(connection_behavior, std::move(endpoint), std::move(policy), cfg,
+                          std::move(*checked));
+  return caf::actor_cast<mcp_connection_actor>(handle);
+}
+
+} // namespace voxos

@@ -1,0 +1,102 @@
+// The mcp_connection actor: one MCP client session with one remote server of
+// one tenant. Everything that talks to an MCP server goes through it: the
+// node's discovery and tool calls, and `voxosctl conformance`.
+//
+// Transports: Streamable HTTP, or the legacy HTTP+SSE transport when the
+// server record says so, or when a Streamable HTTP `initialize` POST is
+// refused with 400, 404 or 405 (the fallback of the 2025-03-26 revision).
+// Wire details live in transport/mcp_http.hpp.
+//
+// Threads: the actor itself never blocks. Each HTTP exchange runs on a
+// detached worker actor that owns one http_client (kept alive between
+// requests): up to `max_in_flight` request workers, one control worker that
+// sends notifications, answers to server requests and the session DELETE in
+// order, and one listen worker for the GET stream (the legacy transport's
+// only stream). Messages a server sends on any stream reach the actor as
+// they arrive: server requests (ping, elicitation) are answered at once,
+// even while the request that caused them is still streaming.
+//
+// Session: initialised on the first request (or `connect`); requests that
+// arrive meanwhile wait in order. `Mcp-Session-Id` and, after negotiation,
+// `MCP-Protocol-Version` go with every request. A 404 on a known session
+// means it expired: the session is initialised afresh and the request sent
+// again, once.
+//
+// Deadlines: each request has one (the caller's, else mcp.request_timeout_ms,
+// never above mcp.max_request_timeout_ms). When it passes, or the caller
+// cancels, the actor sends `notifications/cancelled` for the request, aborts
+// its HTTP exchange (closing the stream, even if the server keeps sending),
+// and answers the caller unavailable. Progress notifications and keepalive
+// comments never extend a deadline. The transport below enforces its own
+// hard total deadline as well.
+//
+// Errors answered to callers (messages never hold URLs, headers or payloads):
+//   rejected      the server answered a JSON-RPC error ("server error <code>"),
+//                 or refused the request's content with HTTP 400/422
+//   unavailable   "request deadline exceeded", "request cancelled",
+//                 "connection closed", "too many requests waiting", or a
+//                 transport failure as the transport names it
+//   conflict      a request key already in flight
+//   forbidden     the URL policy refused the server, or a redirect
+//   out_of_range  the server speaks no revision we do
+//   bad_json      the server sent something that is not JSON-RPC
+//
+// Lifecycle: connecting (on first use) -> ready -> closed. `close` ends the
+// session (DELETE) and stops the actor; if the actor is killed instead,
+// every HTTP exchange it owns is aborted as it goes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "config/node_config.hpp"
+#include "config/tool_types.hpp"
+#include "messages/atoms.hpp"
+#include "transport/http_client.hpp"
+
+namespace voxos {
+
+class url_policy;
+
+/// Where and how to reach one server.
+struct mcp_endpoint {
+  std::string server_id; ///< for the log only
+  transport_kind transport = transport_kind::streamable_http;
+  std::string url;
+  /// Sent with every request (static auth headers). Values are secrets.
+  http_header_list headers;
+};
+
+using mcp_connection_actor = caf::typed_actor<
+  // Initialises the session if needed; answers what the server said of
+  // itself: {"protocol_version","server_name","server_version",
+  // "capabilities","instructions","transport":"streamable_http"|"sse"}.
+  caf::replies_to<connect_atom>::with<std::string>,
+  // One request: caller's key (unique among its requests in flight, for
+  // cancel), method, params (a JSON object text, or "" for none), deadline
+  // in ms (0: the default). Answers the raw JSON text of the result.
+  caf::replies_to<request_atom, uint64_t, std::string, std::string, uint32_t>::with<std::string>,
+  // Cancels the request with this key, if still in flight.
+  caf::reacts_to<cancel_atom, uint64_t>,
+  // Discovery: every page of tools/list (at most mcp.max_tool_pages, at
+  // most mcp.max_cached_tools tools kept); answers {"tools":[...],
+  // "truncated":bool}. Clears the "tools changed" mark.
+  caf::replies_to<list_atom, tool_atom>::with<std::string>,
+  // State for operators and tests: {"phase","transport","protocol_version",
+  // "session":bool,"in_flight","queued","workers","tools_changed":bool,
+  // "server_requests","unexpected_answers"}.
+  caf::replies_to<health_atom>::with<std::string>,
+  // Ends the session (DELETE when there is one) and stops the actor.
+  caf::replies_to<close_atom>::with<bool>>;
+
+/// Spawns a connection. Nothing is sent until the first request.
+mcp_connection_actor spawn_mcp_connection(caf::actor_system& sys, mcp_endpoint endpoint,
+                                          std::shared_ptr<const url_policy> policy,
+                                          const mcp_config& cfg);
+
+} // namespace voxos

@@ -1,0 +1,270 @@
+// The MCP client, beside its peers in one run:
+//  1. our mcp_connection vs the official TypeScript SDK client
+//     (tests/peers/sdk_client_bench.mjs), both against the same SDK-built
+//     peer answering as JSON: sequential and 8-in-flight tools/call rates,
+//     p50/p99, CPU seconds per 1,000 calls, peak memory, and a wave of eight
+//     200 ms calls;
+//  2. the floor: our client vs a bare cpp-httplib client, both sequential
+//     against a minimal cpp-httplib JSON-RPC echo peer in this process.
+// Targets (the issue's): at least 2x the SDK's rates, at most a fifth of its
+// CPU per call and memory, within 1.5x of the bare floor.
+//
+//   mcp_client_bench [CALLS]   (default 2000 per phase)
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "actors/mcp/mcp_connection.hpp"
+#include "messages/error.hpp"
+#include "messages/register.hpp"
+#include "support/node_peer.hpp"
+#include "transport/url_policy.hpp"
+
+using namespace voxos;
+using nlohmann::json;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+         + static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+/// Peak resident memory of this process, MiB (VmHWM).
+double peak_rss_mib() {
+  std::ifstream in{"/proc/self/status"};
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0)
+      return std::stod(line.substr(6)) / 1024.0;
+  return 0;
+}
+
+struct phase_figures {
+  double calls_per_s = 0;
+  double p50_us = 0;
+  double p99_us = 0;
+  double cpu_s_per_1000 = 0;
+};
+
+phase_figures summarise(std::vector<double>& latencies, double wall_s, double cpu_s) {
+  std::sort(latencies.begin(), latencies.end());
+  auto at = [&](double q) {
+    auto idx = static_cast<std::size_t>(q * static_cast<double>(latencies.size() - 1));
+    return latencies[idx];
+  };
+  phase_figures out;
+  out.calls_per_s = static_cast<double>(latencies.size()) / wall_s;
+  out.p50_us = at(0.5);
+  out.p99_us = at(0.99);
+  out.cpu_s_per_1000 = cpu_s / static_cast<double>(latencies.size()) * 1000.0;
+  return out;
+}
+
+std::string echo_params(std::size_t idx) {
+  return json{{"name", "echo"}, {"arguments", {{"text", "call " + std::to_string(idx)}}}}.dump();
+}
+
+/// `count` echo calls through `conn`, `width` callers at once.
+phase_figures run_phase(caf::actor_system& sys, const mcp_connection_actor& conn, std::size_t count,
+                        unsigned width, const char* tool = "echo") {
+  std::atomic<std::size_t> next{0};
+  std::atomic<uint64_t> key{1'000'000 * width};
+  std::vector<std::vector<double>> per_thread(width);
+  std::atomic<bool> failed{false};
+  auto cpu0 = cpu_seconds();
+  auto t0 = clock_type::now();
+  std::vector<std::thread> threads;
+  for (unsigned w = 0; w < width; ++w)
+    threads.emplace_back([&, w] {
+      caf::scoped_actor self{sys};
+      for (;;) {
+        auto idx = next.fetch_add(1);
+        if (idx >= count)
+          return;
+        auto start = clock_type::now();
+        std::string params = std::string{tool} == "echo"
+                               ? echo_params(idx)
+                               : json{{"name", tool}, {"arguments", {{"ms", 200}}}}.dump();
+        self
+          ->request(conn, std::chrono::seconds{30}, request_atom::value, key.fetch_add(1),
+                    std::string{"tools/call"}, params, uint32_t{0})
+          .receive([](const std::string&) {},
+                   [&](caf::error& err) {
+                     std::fprintf(stderr, "call failed: %s\n", message_of(err).c_str());
+                     failed = true;
+                   });
+        per_thread[w].push_back(
+          std::chrono::duration<double, std::micro>(clock_type::now() - start).count());
+      }
+    });
+  for (auto& thread : threads)
+    thread.join();
+  double wall = std::chrono::duration<double>(clock_type::now() - t0).count();
+  double cpu = cpu_seconds() - cpu0;
+  std::vector<double> all;
+  for (auto& part : per_thread)
+    all.insert(all.end(), part.begin(), part.end());
+  if (failed)
+    std::fprintf(stderr, "some calls failed: figures are not comparable\n");
+  auto out = summarise(all, wall, cpu);
+  out.calls_per_s = static_cast<double>(count) / wall;
+  return out;
+}
+
+mcp_connection_actor connect(caf::actor_system& sys, const std::string& url) {
+  auto policy =
+    std::make_shared<const url_policy>(std::vector<node_config::registered_url>{{url, "mcp"}});
+  return spawn_mcp_connection(sys, mcp_endpoint{"bench", transport_kind::streamable_http, url, {}},
+                              policy, mcp_config{});
+}
+
+/// The smallest JSON-RPC peer cpp-httplib makes: initialize, notifications
+/// (202) and tools/call (echo), answered as JSON. Only the floor's peer.
+void serve_echo(httplib::Server& svr) {
+  svr.Post("/mcp", [](const httplib::Request& req, httplib::Response& res) {
+    auto msg = json::parse(req.body, nullptr, false);
+    if (!msg.is_object() || !msg.contains("id")) {
+      res.status = 202;
+      return;
+    }
+    json result;
+    if (msg.value("method", "") == "initialize")
+      result = {{"protocolVersion", "2025-11-25"},
+                {"capabilities", json::object()},
+                {"serverInfo", {{"name", "floor"}, {"version", "1"}}}};
+    else
+      result = {{"content", json::array({{{"type", "text"}, {"text", "ok"}}})}};
+    res.set_content(json{{"jsonrpc", "2.0"}, {"id", msg["id"]}, {"result", result}}.dump(),
+                    "application/json");
+  });
+  svr.Get("/mcp", [](const httplib::Request&, httplib::Response& res) { res.status = 405; });
+}
+
+double bare_floor(uint16_t port, std::size_t count) {
+  httplib::Client cli{"127.0.0.1", port};
+  cli.set_tcp_nodelay(true);
+  cli.set_keep_alive(true);
+  httplib::Headers headers{{"Accept", "application/json, text/event-stream"}};
+  auto t0 = clock_type::now();
+  for (std::size_t idx = 0; idx < count; ++idx) {
+    auto body = json{{"jsonrpc", "2.0"},
+                     {"id", idx + 1},
+                     {"method", "tools/call"},
+                     {"params", json::parse(echo_params(idx))}}
+                  .dump();
+    auto res = cli.Post("/mcp", headers, body, "application/json");
+    if (!res || res->status != 200)
+      std::fprintf(stderr, "bare call failed\n");
+    else if (json::parse(res->body, nullptr, false).is_discarded())
+      std::fprintf(stderr, "bare call answered no JSON\n");
+  }
+  return static_cast<double>(count) / std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+void print_phase(const char* what, const phase_figures& ours, double sdk_rate, double sdk_p50,
+                 double sdk_p99, double sdk_cpu) {
+  std::printf("%-22s voxos %7.0f calls/s (p50 %6.0f us, p99 %6.0f us, %.3f cpu-s/1000)"
+              " | sdk %6.0f calls/s (p50 %6.0f us, p99 %6.0f us, %.3f cpu-s/1000)"
+              " | rate x%.2f (target >= 2), cpu /%.1f (target >= 5)\n",
+              what, ours.calls_per_s, ours.p50_us, ours.p99_us, ours.cpu_s_per_1000, sdk_rate,
+              sdk_p50, sdk_p99, sdk_cpu, ours.calls_per_s / sdk_rate,
+              sdk_cpu / std::max(ours.cpu_s_per_1000, 1e-9));
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  std::size_t calls = argc > 1 ? std::stoul(argv[1]) : 2000;
+  auto peer = test::start_sdk_peer({"--json"});
+  if (!peer->up()) {
+    std::fprintf(stderr, "sdk peer did not start: %s\n", peer->error_output().c_str());
+    return 1;
+  }
+  double rss_before = peak_rss_mib();
+  phase_figures seq, par;
+  double wave_ms = 0;
+  double rss_ours = 0;
+  {
+    caf::actor_system_config cfg;
+    register_types(cfg);
+    caf::actor_system sys{cfg};
+    auto conn = connect(sys, peer->url());
+    run_phase(sys, conn, 200, 1); // warm-up: session, workers, JIT of the peer
+    seq = run_phase(sys, conn, calls, 1);
+    par = run_phase(sys, conn, calls, 8);
+    auto t0 = clock_type::now();
+    run_phase(sys, conn, 8, 8, "sleep");
+    wave_ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+    rss_ours = peak_rss_mib();
+  }
+
+  // The SDK client, same peer, same calls.
+  test::child_process sdk{
+    {test::node_path(), "sdk_client_bench.mjs", peer->url(), "--calls", std::to_string(calls)},
+    test::peers_dir().string(),
+    "/dev/null",
+    {}};
+  auto sdk_out = json::parse(sdk.read_all(std::chrono::seconds{600}), nullptr, false);
+  sdk.wait();
+  if (!sdk_out.is_object()) {
+    std::fprintf(stderr, "the SDK client bench printed no figures\n");
+    return 1;
+  }
+  std::printf("MCP client vs the TypeScript SDK %s client, %zu calls per phase, SDK-built peer "
+              "answering JSON:\n",
+              sdk_out.value("sdk_version", "").c_str(), calls);
+  print_phase("sequential", seq, sdk_out["seq_calls_per_s"], sdk_out["seq_p50_us"],
+              sdk_out["seq_p99_us"], sdk_out["seq_cpu_s_per_1000"]);
+  print_phase("8 in flight", par, sdk_out["par_calls_per_s"], sdk_out["par_p50_us"],
+              sdk_out["par_p99_us"], sdk_out["par_cpu_s_per_1000"]);
+  double sdk_rss = sdk_out["peak_rss_mib"];
+  std::printf("peak memory            voxos %.1f MiB (process peak %.1f, %.1f before the client)"
+              " | sdk %.1f MiB | /%.1f (target >= 5)\n",
+              rss_ours, rss_ours, rss_before, sdk_rss, sdk_rss / rss_ours);
+  std::printf("wave of eight 200 ms   voxos %.0f ms | sdk %.0f ms\n", wave_ms,
+              static_cast<double>(sdk_out["wave_ms"]));
+
+  // The floor: the same JSON-RPC over cpp-httplib with nothing else.
+  httplib::Server svr;
+  serve_echo(svr);
+  int port = svr.bind_to_any_port("127.0.0.1");
+  std::thread server{[&] { svr.listen_after_bind(); }};
+  while (!svr.is_running())
+    std::this_thread::sleep_for(std::chrono::milliseconds{1});
+  double floor_rate = bare_floor(static_cast<uint16_t>(port), calls);
+  phase_figures on_floor;
+  {
+    caf::actor_system_config cfg;
+    register_types(cfg);
+    caf::actor_system sys{cfg};
+    auto conn = connect(sys, "http://127.0.0.1:" + std::to_string(port) + "/mcp");
+    run_phase(sys, conn, 200, 1);
+    on_floor = run_phase(sys, conn, calls, 1);
+  }
+  svr.stop();
+  server.join();
+  std::printf("floor (httplib echo)   voxos %.0f calls/s (p50 %.0f us, p99 %.0f us) | bare httplib "
+              "%.0f calls/s | x%.2f of the floor (target <= 1.5)\n",
+              on_floor.calls_per_s, on_floor.p50_us, on_floor.p99_us, floor_rate,
+              floor_rate / on_floor.calls_per_s);
+  return 0;
+}

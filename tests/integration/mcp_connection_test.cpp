@@ -1,0 +1,336 @@
+// The mcp_connection actor against real MCP servers: the SDK-built peer
+// (tests/peers/sdk_peer.mjs) answering as JSON and as SSE, and the official
+// server-everything over Streamable HTTP and the legacy HTTP+SSE transport.
+// Each peer runs as a child process on a loopback port registered for the
+// `mcp` purpose, as Local Compose entries are in a node's config.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "actors/mcp/mcp_connection.hpp"
+#include "messages/error.hpp"
+#include "messages/register.hpp"
+#include "support/node_peer.hpp"
+#include "transport/url_policy.hpp"
+
+using namespace voxos;
+using nlohmann::json;
+
+namespace {
+
+struct actor_env {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  std::vector<caf::actor_addr> connections;
+  actor_env() {
+    register_types(cfg);
+    sys = std::make_unique<caf::actor_system>(cfg);
+  }
+  /// A connection lives until it is closed or killed, as its owner (the
+  /// tenant actor) would do: the test kills what it made.
+  ~actor_env() {
+    for (auto& addr : connections)
+      if (auto handle = caf::actor_cast<caf::actor>(addr))
+        caf::anon_send_exit(handle, caf::exit_reason::kill);
+  }
+};
+
+/// A connection to `url`, registered for the mcp purpose.
+mcp_connection_actor connect_to(actor_env& env, const std::string& url,
+                                transport_kind transport = transport_kind::streamable_http,
+                                mcp_config cfg = {}) {
+  auto policy =
+    std::make_shared<const url_policy>(std::vector<node_config::registered_url>{{url, "mcp"}});
+  auto conn = spawn_mcp_connection(*env.sys, mcp_endpoint{"test", transport, url, {}}, policy, cfg);
+  env.connections.push_back(caf::actor_cast<caf::actor_addr>(conn));
+  return conn;
+}
+
+/// The outcome of one request: the result JSON, or the error.
+struct outcome {
+  std::optional<json> result;
+  errc code = errc::internal;
+  std::string message;
+};
+
+outcome call(caf::scoped_actor& self, const mcp_connection_actor& conn, uint64_t key,
+             const std::string& method, const json& params, uint32_t timeout_ms = 0) {
+  outcome out;
+  self
+    ->request(conn, std::chrono::seconds{60}, request_atom::value, key, method,
+              params.is_null() ? std::string{} : params.dump(), timeout_ms)
+    .receive([&](const std::string& text) { out.result = json::parse(text); },
+             [&](caf::error& err) {
+               out.code = code_of(err);
+               out.message = message_of(err);
+             });
+  return out;
+}
+
+outcome call_tool(caf::scoped_actor& self, const mcp_connection_actor& conn, uint64_t key,
+                  const std::string& tool, const json& args, uint32_t timeout_ms = 0) {
+  return call(self, conn, key, "tools/call", json{{"name", tool}, {"arguments", args}}, timeout_ms);
+}
+
+json list_tools(caf::scoped_actor& self, const mcp_connection_actor& conn) {
+  json out;
+  self->request(conn, std::chrono::seconds{60}, list_atom::value, tool_atom::value)
+    .receive([&](const std::string& text) { out = json::parse(text); },
+             [&](caf::error& err) { FAIL("tools/list failed: " << message_of(err)); });
+  return out;
+}
+
+json health(caf::scoped_actor& self, const mcp_connection_actor& conn) {
+  json out;
+  self->request(conn, std::chrono::seconds{10}, health_atom::value)
+    .receive([&](const std::string& text) { out = json::parse(text); }, [&](caf::error&) {});
+  return out;
+}
+
+std::string first_text(const json& tool_result) {
+  for (const auto& item : tool_result.value("content", json::array()))
+    if (item.value("type", "") == "text")
+      return item.value("text", "");
+  return {};
+}
+
+json peer_stats(uint16_t port) {
+  httplib::Client cli{"127.0.0.1", port};
+  cli.set_connection_timeout(5);
+  auto res = cli.Get("/stats");
+  return res ? json::parse(res->body, nullptr, false) : json{};
+}
+
+/// Polls the SDK peer's counters until `pred` holds (at most 10 s).
+template <class Pred>
+bool wait_for_stats(uint16_t port, Pred pred) {
+  for (int i = 0; i < 200; ++i) {
+    auto stats = peer_stats(port);
+    if (stats.is_object() && pred(stats))
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds{50});
+  }
+  return false;
+}
+
+const json* find_tool(const json& listed, const std::string& name) {
+  for (const auto& tool : listed["tools"])
+    if (tool.value("name", "") == name)
+      return &tool;
+  return nullptr;
+}
+
+} // namespace
+
+TEST_CASE("sdk peer in JSON mode: connect, discover with annotations and output schemas, call") {
+  auto peer = test::start_sdk_peer({"--json"});
+  REQUIRE_MESSAGE(peer->up(), peer->error_output());
+  actor_env env;
+  auto conn = connect_to(env, peer->url());
+  caf::scoped_actor self{*env.sys};
+
+  json hello;
+  self->request(conn, std::chrono::seconds{30}, connect_atom::value)
+    .receive([&](const std::string& text) { hello = json::parse(text); },
+             [&](caf::error& err) { FAIL(message_of(err)); });
+  CHECK(hello["protocol_version"] == "2025-11-25");
+  CHECK(hello["transport"] == "streamable_http");
+
+  auto listed = list_tools(self, conn);
+  CHECK(listed["truncated"] == false);
+  const json* echo = find_tool(listed, "echo");
+  REQUIRE(echo != nullptr);
+  CHECK((*echo)["annotations"]["readOnlyHint"] == true);
+  CHECK((*echo)["inputSchema"]["properties"].contains("text"));
+  const json* stats_tool = find_tool(listed, "text_stats");
+  REQUIRE(stats_tool != nullptr);
+  CHECK(stats_tool->contains("outputSchema"));
+
+  auto echoed = call_tool(self, conn, 1, "echo", json{{"text", "hello"}});
+  REQUIRE_MESSAGE(echoed.result, echoed.message);
+  CHECK(first_text(*echoed.result).find("hello") != std::string::npos);
+  auto summed = call_tool(self, conn, 2, "add", json{{"a", 2}, {"b", 40}});
+  REQUIRE_MESSAGE(summed.result, summed.message);
+  CHECK(first_text(*summed.result).find("42") != std::string::npos);
+
+  auto state = health(self, conn);
+  CHECK(state["phase"] == "ready");
+  CHECK(state["session"] == true);
+  CHECK(state["in_flight"] == 0);
+  self->request(conn, std::chrono::seconds{10}, close_atom::value)
+    .receive([](bool) {}, [](caf::error&) {});
+  CHECK(wait_for_stats(peer->port(), [](const json& s) { return s["sessions"]["open"] == 0; }));
+}
+
+TEST_CASE("sdk peer in SSE mode: answers arrive on the POST's event stream") {
+  auto peer = test::start_sdk_peer({"--sse"});
+  REQUIRE_MESSAGE(peer->up(), peer->error_output());
+  actor_env env;
+  auto conn = connect_to(env, peer->url());
+  caf::scoped_actor self{*env.sys};
+  auto echoed = call_tool(self, conn, 1, "echo", json{{"text", "over sse"}});
+  REQUIRE_MESSAGE(echoed.result, echoed.message);
+  CHECK(first_text(*echoed.result).find("over sse") != std::string::npos);
+  auto forecast = call_tool(self, conn, 2, "get_forecast",
+                            json{{"location", {{"address", "Paris"}}}, {"date", "2026-12-03"}});
+  REQUIRE_MESSAGE(forecast.result, forecast.message);
+  CHECK_FALSE(first_text(*forecast.result).empty());
+}
+
+TEST_CASE("cancelling a long call tells the server and closes its stream") {
+  auto peer = test::start_sdk_peer({"--sse"});
+  REQUIRE_MESSAGE(peer->up(), peer->error_output());
+  actor_env env;
+  auto conn = connect_to(env, peer->url());
+  caf::scoped_actor self{*env.sys};
+  REQUIRE(call_tool(self, conn, 1, "echo", json{{"text", "warm"}}).result);
+
+  outcome long_call;
+  std::thread caller{[&] {
+    caf::scoped_actor other{*env.sys};
+    long_call = call_tool(other, conn, 7, "sleep", json{{"ms", 30000}});
+  }};
+  REQUIRE(wait_for_stats(peer->port(), [](const json& s) { return s["in_flight"] == 1; }));
+  caf::anon_send(conn, cancel_atom::value, uint64_t{7});
+  caller.join();
+  CHECK_FALSE(long_call.result);
+  CHECK(long_call.code == errc::unavailable);
+  CHECK(long_call.message == "request cancelled");
+  // The server saw the cancellation, and nothing stays in flight.
+  CHECK(wait_for_stats(peer->port(),
+                       [](const json& s) { return s["cancelled"] == 1 && s["in_flight"] == 0; }));
+  // The connection goes on serving.
+  auto after = call_tool(self, conn, 8, "echo", json{{"text", "still here"}});
+  REQUIRE_MESSAGE(after.result, after.message);
+  CHECK(health(self, conn)["in_flight"] == 0);
+}
+
+TEST_CASE("a request past its deadline is cancelled on the server") {
+  auto peer = test::start_sdk_peer({"--json"});
+  REQUIRE_MESSAGE(peer->up(), peer->error_output());
+  actor_env env;
+  auto conn = connect_to(env, peer->url());
+  caf::scoped_actor self{*env.sys};
+  auto slow = call_tool(self, conn, 1, "sleep", json{{"ms", 30000}}, 300);
+  CHECK_FALSE(slow.result);
+  CHECK(slow.code == errc::unavailable);
+  CHECK(slow.message == "request deadline exceeded");
+  CHECK(wait_for_stats(peer->port(),
+                       [](const json& s) { return s["cancelled"] == 1 && s["in_flight"] == 0; }));
+  auto quick = call_tool(self, conn, 2, "echo", json{{"text", "after"}});
+  CHECK(quick.result);
+}
+
+TEST_CASE("a killed and restarted peer: the next request starts a fresh session") {
+  auto peer = test::start_sdk_peer({"--json"});
+  REQUIRE_MESSAGE(peer->up(), peer->error_output());
+  auto port = peer->port();
+  auto url = peer->url();
+  actor_env env;
+  auto conn = connect_to(env, url);
+  caf::scoped_actor self{*env.sys};
+  REQUIRE(call_tool(self, conn, 1, "echo", json{{"text", "one"}}).result);
+
+  peer.reset(); // killed
+  auto down = call_tool(self, conn, 2, "echo", json{{"text", "two"}});
+  CHECK_FALSE(down.result);
+  CHECK(down.code == errc::unavailable);
+
+  peer = test::start_sdk_peer({"--json", "--port", std::to_string(port)});
+  REQUIRE_MESSAGE(peer->up(), peer->error_output());
+  // The old session id is unknown to the new process: 404, initialise, resend.
+  auto back = call_tool(self, conn, 3, "echo", json{{"text", "three"}});
+  REQUIRE_MESSAGE(back.result, back.message);
+  CHECK(first_text(*back.result).find("three") != std::string::npos);
+  auto stats = peer_stats(port);
+  CHECK(stats["methods"]["initialize"] == 1);
+}
+
+TEST_CASE("killing the connection actor aborts its exchanges") {
+  auto peer = test::start_sdk_peer({"--sse"});
+  REQUIRE_MESSAGE(peer->up(), peer->error_output());
+  actor_env env;
+  auto conn = connect_to(env, peer->url());
+  caf::scoped_actor self{*env.sys};
+  REQUIRE(call_tool(self, conn, 1, "echo", json{{"text", "warm"}}).result);
+  for (uint64_t key = 10; key < 13; ++key)
+    caf::anon_send(conn, request_atom::value, key, std::string{"tools/call"},
+                   json{{"name", "sleep"}, {"arguments", {{"ms", 30000}}}}.dump(), uint32_t{0});
+  REQUIRE(wait_for_stats(peer->port(), [](const json& s) { return s["in_flight"] == 3; }));
+  caf::anon_send_exit(conn, caf::exit_reason::kill);
+  // Each POST stream is closed from our side, with no cancellation notice
+  // (the actor is gone): the peer sees three POSTs dropped before their answer.
+  CHECK(
+    wait_for_stats(peer->port(), [](const json& s) { return s["http"]["dropped_posts"] == 3; }));
+}
+
+TEST_CASE("server-everything over Streamable HTTP: discover, call, cancel a long operation") {
+  auto peer = test::start_everything_peer("streamableHttp");
+  REQUIRE_MESSAGE(peer->up(), peer->error_output());
+  actor_env env;
+  auto conn = connect_to(env, peer->url("/mcp"));
+  caf::scoped_actor self{*env.sys};
+  auto listed = list_tools(self, conn);
+  REQUIRE(find_tool(listed, "echo") != nullptr);
+  REQUIRE(find_tool(listed, "trigger-long-running-operation") != nullptr);
+  auto echoed = call_tool(self, conn, 1, "echo", json{{"message", "everything"}});
+  REQUIRE_MESSAGE(echoed.result, echoed.message);
+  CHECK(first_text(*echoed.result) == "Echo: everything");
+
+  // It keeps streaming progress after a cancel: the stream must be dropped
+  // by us, and the connection must go on.
+  outcome long_call;
+  std::thread caller{[&] {
+    caf::scoped_actor other{*env.sys};
+    long_call = call_tool(other, conn, 2, "trigger-long-running-operation",
+                          json{{"duration", 30}, {"steps", 30}});
+  }};
+  std::this_thread::sleep_for(std::chrono::milliseconds{500});
+  caf::anon_send(conn, cancel_atom::value, uint64_t{2});
+  caller.join();
+  CHECK(long_call.message == "request cancelled");
+  auto again = call_tool(self, conn, 3, "echo", json{{"message", "again"}});
+  REQUIRE_MESSAGE(again.result, again.message);
+  CHECK(health(self, conn)["in_flight"] == 0);
+}
+
+TEST_CASE("server-everything over the legacy HTTP+SSE transport") {
+  auto peer = test::start_everything_peer("sse");
+  REQUIRE_MESSAGE(peer->up(), peer->error_output());
+  actor_env env;
+  auto conn = connect_to(env, peer->url("/sse"), transport_kind::sse);
+  caf::scoped_actor self{*env.sys};
+  auto listed = list_tools(self, conn);
+  REQUIRE(find_tool(listed, "echo") != nullptr);
+  auto echoed = call_tool(self, conn, 1, "echo", json{{"message", "legacy"}});
+  REQUIRE_MESSAGE(echoed.result, echoed.message);
+  CHECK(first_text(*echoed.result) == "Echo: legacy");
+  auto state = health(self, conn);
+  CHECK(state["transport"] == "sse");
+  CHECK(state["phase"] == "ready");
+}
+
+TEST_CASE("an unregistered loopback URL is refused before anything is sent") {
+  auto peer = test::start_sdk_peer({"--json"});
+  REQUIRE_MESSAGE(peer->up(), peer->error_output());
+  actor_env env;
+  auto policy = std::make_shared<const url_policy>(std::vector<node_config::registered_url>{});
+  auto conn = spawn_mcp_connection(
+    *env.sys, mcp_endpoint{"test", transport_kind::streamable_http, peer->url(), {}}, policy, {});
+  caf::scoped_actor self{*env.sys};
+  auto refused = call_tool(self, conn, 1, "echo", json{{"text", "x"}});
+  CHECK_FALSE(refused.result);
+  CHECK(refused.code == errc::forbidden);
+  CHECK(peer_stats(peer->port())["http"]["requests"] == 0);
+}
