@@ -140,6 +140,7 @@ mcp_connection_actor connect(caf::actor_system& sys, const std::string& url) {
 /// The smallest JSON-RPC peer cpp-httplib makes: initialize, notifications
 /// (202) and tools/call (echo), answered as JSON. Only the floor's peer.
 void serve_echo(httplib::Server& svr) {
+  svr.set_tcp_nodelay(true); // else delayed ACKs cost 40 ms a call
   svr.Post("/mcp", [](const httplib::Request& req, httplib::Response& res) {
     auto msg = json::parse(req.body, nullptr, false);
     if (!msg.is_object() || !msg.contains("id")) {
@@ -206,6 +207,7 @@ int main(int argc, char** argv) {
   {
     caf::actor_system_config cfg;
     register_types(cfg);
+    set_io_bound_scheduler(cfg);
     caf::actor_system sys{cfg};
     auto conn = connect(sys, peer->url());
     run_phase(sys, conn, 200, 1); // warm-up: session, workers, JIT of the peer
@@ -255,6 +257,7 @@ int main(int argc, char** argv) {
   {
     caf::actor_system_config cfg;
     register_types(cfg);
+    set_io_bound_scheduler(cfg);
     caf::actor_system sys{cfg};
     auto conn = connect(sys, "http://127.0.0.1:" + std::to_string(port) + "/mcp");
     run_phase(sys, conn, 200, 1);

@@ -61,4 +61,8 @@ const std::vector<std::string>& wire_type_names() {
   return names;
 }
 
+void set_io_bound_scheduler(caf::actor_system_config& cfg) {
+  cfg.set("scheduler.policy", caf::atom("sharing"));
+}
+
 } // namespace voxos

@@ -33,6 +33,7 @@ public:
     register_types(*this);
     load<caf::io::middleman>();
     set("scheduler.max-threads", static_cast<size_t>(cfg.caf.scheduler_threads));
+    set_io_bound_scheduler(*this);
     // Cross-node connections are made explicitly by agent hosts.
     set("middleman.enable-automatic-connections", false);
   }

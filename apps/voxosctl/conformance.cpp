@@ -85,6 +85,7 @@ int run_conformance_client(const std::string& url) {
   std::fprintf(stderr, "voxosctl conformance: scenario %s\n", scenario ? scenario : "(none)");
   caf::actor_system_config cfg;
   register_types(cfg);
+  set_io_bound_scheduler(cfg);
   caf::actor_system sys{cfg};
   auto policy =
     std::make_shared<const url_policy>(std::vector<node_config::registered_url>{{url, "mcp"}});

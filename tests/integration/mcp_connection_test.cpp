@@ -35,6 +35,7 @@ struct actor_env {
   std::vector<caf::actor_addr> connections;
   actor_env() {
     register_types(cfg);
+    set_io_bound_scheduler(cfg);
     sys = std::make_unique<caf::actor_system>(cfg);
   }
   /// A connection lives until it is closed or killed, as its owner (the
