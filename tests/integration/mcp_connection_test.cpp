@@ -335,3 +335,16 @@ TEST_CASE("an unregistered loopback URL is refused before anything is sent") {
   CHECK(refused.code == errc::forbidden);
   CHECK(peer_stats(peer->port())["http"]["requests"] == 0);
 }
+
+TEST_CASE("a Streamable HTTP record on a legacy-only server falls back to HTTP+SSE") {
+  auto peer = test::start_everything_peer("sse");
+  REQUIRE_MESSAGE(peer->up(), peer->error_output());
+  actor_env env;
+  // The record says Streamable HTTP; the server refuses the initialize POST.
+  auto conn = connect_to(env, peer->url("/sse"));
+  caf::scoped_actor self{*env.sys};
+  auto echoed = call_tool(self, conn, 1, "echo", json{{"message", "fallback"}});
+  REQUIRE_MESSAGE(echoed.result, echoed.message);
+  CHECK(first_text(*echoed.result) == "Echo: fallback");
+  CHECK(health(self, conn)["transport"] == "sse");
+}
