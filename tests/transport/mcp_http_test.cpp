@@ -432,11 +432,15 @@ TEST_CASE("HTTP statuses map to error codes that name the status only") {
     errc code;
   };
   const expectation table[] = {
-    {404, true, errc::not_found},      {404, false, errc::not_found},
+    {404, true, errc::not_found},
+    {404, false, errc::not_found},
     {405, false, errc::method_not_allowed},
-    {400, true, errc::rejected},       {422, true, errc::rejected},
-    {401, true, errc::unauthorized},   {403, true, errc::forbidden},
-    {413, true, errc::body_too_large}, {500, true, errc::unavailable},
+    {400, true, errc::rejected},
+    {422, true, errc::rejected},
+    {401, true, errc::unauthorized},
+    {403, true, errc::forbidden},
+    {413, true, errc::body_too_large},
+    {500, true, errc::unavailable},
     {503, true, errc::unavailable},
   };
   auto client = loopback_client(server.port);
