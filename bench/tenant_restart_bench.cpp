@@ -1,19 +1,24 @@
-// Cold composition: the first run of an agent after a node restart, with the
-// tenant's state read from RocksDB. The tenant has 50 MCP servers with 40
-// cached tools each (2,000, all allowlisted and granted). Each round reopens
-// the store (projections rebuilt from events, as voxosd does on start), then
-// times what the tenant actor does before its first run: scan its projection,
-// decode it, compose the snapshot and the text view. Printed beside the warm
-// figure (the same composition on state already in memory), in the same run.
+// Run composition for an agent with 50 MCP servers and 2,000 cached tools
+// (40 each, all allowlisted and granted), warm and cold:
+//   warm: the tenant's state in memory, its policy_index built (as the tenant
+//     actor keeps it between configuration changes): compose the snapshot and
+//     the text view;
+//   cold: the first run after a node restart. Each round reopens the store
+//     (projections rebuilt from events, as voxosd does on start; timed apart),
+//     then times what the tenant actor does before its first run: scan its
+//     projection, decode it, build the policy index, compose the snapshot and
+//     the text view.
 // Targets (issue): warm p99 <= 200 us; cold is reported, with no target.
 //
-//   tenant_restart_bench [--rounds N] [--dir DIR]
+//   tenant_restart_bench [--rounds N] [--warm-rounds N] [--dir DIR]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "actors/run/tool_view.hpp"
@@ -72,11 +77,12 @@ std::vector<event_draft> tenant_events_for_bench() {
     s.enabled = s.trusted = s.connected = true;
     s.cache_version = "v1";
     s.discovered_us = 1;
+    std::vector<tool_definition> cached;
     for (int tool_idx = 0; tool_idx < tools_per_server; ++tool_idx) {
-      auto def = make_tool(server_idx, tool_idx);
-      s.allowed_tools.push_back(def.name);
-      s.cached_tools.push_back(std::move(def));
+      cached.push_back(make_tool(server_idx, tool_idx));
+      s.allowed_tools.push_back(cached.back().name);
     }
+    s.cached_tools = tool_cache{std::move(cached)};
     out.push_back(tenant_events::server_upserted(s));
     for (const auto& name : s.allowed_tools)
       out.push_back(tenant_events::grant_set({agent_id, s.server_id, name, grant_decision::allow}));
@@ -95,12 +101,18 @@ event_db_options store_options() {
 } // namespace
 
 int main(int argc, char** argv) {
+  // Shared pointers count atomically once a process has a second thread, as
+  // voxosd always does: measure that way.
+  std::thread{[] {}}.join();
   int rounds = 30;
+  int warm_rounds = 2000;
   std::string dir = (std::filesystem::temp_directory_path() / "voxos-bench-tenant").string();
   for (int arg_idx = 1; arg_idx + 1 < argc; arg_idx += 2) {
     std::string arg = argv[arg_idx];
     if (arg == "--rounds")
       rounds = std::max(1, std::atoi(argv[arg_idx + 1]));
+    else if (arg == "--warm-rounds")
+      warm_rounds = std::max(1, std::atoi(argv[arg_idx + 1]));
     else if (arg == "--dir")
       dir = argv[arg_idx + 1];
   }
@@ -131,6 +143,7 @@ int main(int argc, char** argv) {
   view_options view_opts;
   std::vector<double> open_us;
   std::vector<double> cold_us;
+  std::vector<double> index_us;
   std::size_t direct = 0;
   std::size_t catalog = 0;
   std::size_t snapshot_bytes = 0;
@@ -147,7 +160,10 @@ int main(int argc, char** argv) {
                           : result<tenant_events::loaded_tenant>{entries.error()};
     if (!loaded)
       return std::fprintf(stderr, "load: %s\n", loaded.error().message().c_str()), 1;
-    auto snapshot = compose_policy(loaded->state, ctx, 1);
+    auto indexing = clock_type::now();
+    policy_index index{loaded->state};
+    index_us.push_back(micros_since(indexing));
+    auto snapshot = compose_policy(index, ctx, 1);
     auto view = compose_view(snapshot, loaded->state, view_opts, view_kind::text);
     cold_us.push_back(micros_since(start));
     direct = view.direct.size();
@@ -155,26 +171,41 @@ int main(int argc, char** argv) {
     catalog = view.catalog.size();
     warm_state = std::move(loaded->state);
   }
+  // Warm: the index the tenant actor keeps until the next configuration change.
+  policy_index warm_index{warm_state};
   std::vector<double> warm_us;
-  for (int round = 0; round < 2000; ++round) {
+  for (int round = 0; round < warm_rounds + 20; ++round) {
     auto start = clock_type::now();
-    auto snapshot = compose_policy(warm_state, ctx, 1);
+    auto snapshot = compose_policy(warm_index, ctx, 1);
     auto view = compose_view(snapshot, warm_state, view_opts, view_kind::text);
-    warm_us.push_back(micros_since(start));
+    auto took = micros_since(start);
+    if (round >= 20) // warm-up
+      warm_us.push_back(took);
   }
   std::filesystem::remove_all(dir);
 
+  constexpr double target_us = 200;
+  auto warm_p50 = percentile(warm_us, 0.5);
+  auto warm_p99 = percentile(warm_us, 0.99);
+  auto cold_p50 = percentile(cold_us, 0.5);
+  auto cold_p99 = percentile(cold_us, 0.99);
   std::printf("tenant with %d servers and %d cached tools; view: %zu direct, %zu in the catalog; "
               "persisted snapshot %zu bytes\n",
               servers, servers * tools_per_server, direct, catalog, snapshot_bytes);
-  std::printf("  store reopen (projection rebuild):  p50 %9.0f us   p99 %9.0f us  (%d rounds)\n",
-              percentile(open_us, 0.5), percentile(open_us, 0.99), rounds);
-  std::printf("  cold: read state + snapshot + view: p50 %9.0f us   p99 %9.0f us\n",
-              percentile(cold_us, 0.5), percentile(cold_us, 0.99));
   std::printf(
-    "  warm: snapshot + view in memory:    p50 %9.0f us   p99 %9.0f us  (target p99 <= 200 us)\n",
-    percentile(warm_us, 0.5), percentile(warm_us, 0.99));
-  std::printf("  cold / warm (p50):                  %9.1fx\n",
-              percentile(cold_us, 0.5) / percentile(warm_us, 0.5));
+    "  store reopen (projection rebuild):         p50 %9.0f us   p99 %9.0f us  (%d rounds)\n",
+    percentile(open_us, 0.5), percentile(open_us, 0.99), rounds);
+  std::printf(
+    "  cold: read state + index + snapshot + view: p50 %9.0f us   p99 %9.0f us  (%d rounds)\n",
+    cold_p50, cold_p99, rounds);
+  std::printf("    of which the policy_index build:         p50 %9.0f us   p99 %9.0f us\n",
+              percentile(index_us, 0.5), percentile(index_us, 0.99));
+  std::printf(
+    "  warm: snapshot + view in memory:           p50 %9.1f us   p99 %9.1f us  (%d rounds)\n",
+    warm_p50, warm_p99, warm_rounds);
+  std::printf("  warm p99 / target (%.0f us):                %9.2fx  (%s)\n", target_us,
+              warm_p99 / target_us, warm_p99 <= target_us ? "met" : "MISSED");
+  std::printf("  cold p99 / target (no cold target):        %9.2fx\n", cold_p99 / target_us);
+  std::printf("  cold / warm (p50):                         %9.1fx\n", cold_p50 / warm_p50);
   return 0;
 }

@@ -4,9 +4,13 @@
 //      descriptions and schemas) for a few thousand varied queries, beside a
 //      peer in the same run: a linear scan that counts query-word substrings
 //      in every tool's lowercased name and description;
-//   2. compose_policy + compose_view for one agent with 50 servers and 2,000
-//      cached tools, all of them allowlisted and granted, then every tenth,
-//      beside a floor: copying the 2,000 cached definitions.
+//   2. compose_policy (from the tenant's policy_index, as the tenant actor
+//      does) + compose_view for one agent with 50 servers and 2,000 cached
+//      tools, all of them allowlisted and granted, then every tenth, beside a
+//      floor: copying the 2,000 cached definitions. Measured back to back
+//      (consecutive run starts), and again each right after the previous
+//      run's catalog build and the floor copy (cold caches and heap). The
+//      index build, paid once per configuration change, is printed beside it.
 // Targets: tool_search p99 <= 1 ms; warm composition p99 <= 200 us.
 //
 //   tool_catalog_bench [--queries N] [--rounds N] [--only search|composition]
@@ -16,7 +20,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "actors/run/tool_catalog.hpp"
@@ -257,7 +263,7 @@ mcp_server_record make_server(const std::string& server_id, const service& svc, 
   uint64_t seed = 14695981039346656037ull; // FNV-1a of the server id
   for (unsigned char c : server_id)
     seed = (seed ^ c) * 1099511628211ull;
-  s.cached_tools = tools_for(svc, tool_count, seed);
+  s.cached_tools = tool_cache{tools_for(svc, tool_count, seed)};
   for (const auto& def : s.cached_tools)
     s.allowed_tools.push_back(def.name);
   return s;
@@ -342,7 +348,7 @@ struct linear_scan {
 
   explicit linear_scan(const tool_view& view) {
     for (const auto& e : view.catalog) {
-      auto t = e.model_name + " " + e.description;
+      auto t = std::string{e.model_name()} + " " + std::string{e.description()};
       std::transform(t.begin(), t.end(), t.begin(),
                      [](unsigned char c) { return std::tolower(c); });
       text.push_back(std::move(t));
@@ -388,13 +394,9 @@ void bench_search(std::size_t query_count) {
     for (const auto& svc : services()) {
       auto id = "s_" + svc.id + "_" + std::to_string(instance);
       auto server = make_server(id, svc, instance, 40);
-      for (const auto& def : server.cached_tools) {
-        snapshot_tool t;
-        t.origin = tool_origin::mcp;
-        t.server_id = id;
-        t.name = def.name;
-        snapshot.tools.push_back(std::move(t));
-      }
+      for (const auto& def : server.cached_tools)
+        snapshot.tools.emplace_back(tool_origin::mcp, def.name, id, risk_level::medium, false,
+                                    true);
       tenant.servers.emplace(id, std::move(server));
     }
 
@@ -404,8 +406,9 @@ void bench_search(std::size_t query_count) {
   key[0] = 1;
   linear_scan peer{view};
   std::vector<tool_catalog> holder;
+  auto catalog_mode = view.catalog_mode;
   auto build_us =
-    time_us([&] { holder.push_back(tool_catalog::build(std::move(view.catalog), key).value()); });
+    time_us([&] { holder.push_back(tool_catalog::build(std::move(view), key).value()); });
   const auto& catalog = holder.front();
 
   auto queries = make_queries(query_count);
@@ -428,8 +431,8 @@ void bench_search(std::size_t query_count) {
   auto o = summarize(ours);
   auto t = summarize(theirs);
   std::printf("tool_search: %zu tools on %zu servers (catalog mode %s), %zu queries, limit %zu\n",
-              catalog.size(), tenant.servers.size(), view.catalog_mode ? "on" : "off",
-              queries.size(), catalog_limits::default_limit);
+              catalog.size(), tenant.servers.size(), catalog_mode ? "on" : "off", queries.size(),
+              catalog_limits::default_limit);
   std::printf("  compose_view %.1f ms, catalog build (ids + BM25 index) %.1f ms, "
               "%.1f hits/query, %zu queries without hits\n",
               view_us / 1000, build_us / 1000, static_cast<double>(hits) / queries.size(), empty);
@@ -460,7 +463,7 @@ tenant_state composition_tenant(std::size_t servers, std::size_t total_tools,
     s.url = exa->url;
     s.auth = exa->auth;
     s.enabled = s.trusted = s.connected = true;
-    s.cached_tools = exa->curated_tools;
+    s.cached_tools = tool_cache{exa->curated_tools};
     for (const auto& t : exa->tools)
       s.allowed_tools.push_back(t.name);
     tenant.servers.emplace(s.server_id, std::move(s));
@@ -505,19 +508,40 @@ void bench_composition(std::size_t rounds, std::size_t granted_every) {
   ctx.run_id = "r_bench";
   ctx.agent_id = "a_bench";
   ctx.chan = channel::owner_text_chat;
-
-  std::vector<double> policy_us, view_us, both_us, catalog_us, floor_us;
-  std::size_t allowed = 0, direct = 0, tail = 0;
   catalog_key key{};
+
+  // 1. Consecutive run starts, as the tenant actor composes them: from the
+  //    policy_index it keeps until the next configuration change.
+  policy_index index{tenant};
+  std::vector<double> policy_us, view_us, both_us;
+  std::size_t allowed = 0, direct = 0, tail = 0;
   for (std::size_t round = 0; round < rounds + 20; ++round) {
     effective_policy snapshot;
     tool_view view;
-    auto p = time_us([&] { snapshot = compose_policy(tenant, ctx, 1); });
+    auto p = time_us([&] { snapshot = compose_policy(index, ctx, 1); });
     auto v = time_us([&] { view = compose_view(snapshot, tenant, {}, view_kind::text); });
-    std::vector<tool_catalog> holder;
+    if (round < 20)
+      continue; // warm-up
+    policy_us.push_back(p);
+    view_us.push_back(v);
+    both_us.push_back(p + v);
+    allowed = snapshot.tools.size();
+    direct = view.direct.size();
     tail = view.catalog.size();
-    auto c =
-      time_us([&] { holder.push_back(tool_catalog::build(std::move(view.catalog), key).value()); });
+  }
+
+  // 2. The same, each after the previous run's catalog build and a copy of
+  //    every cached definition (the floor): caches and heap left cold.
+  std::vector<double> after_us, catalog_us, floor_us;
+  for (std::size_t round = 0; round < rounds + 20; ++round) {
+    effective_policy snapshot;
+    tool_view view;
+    auto b = time_us([&] {
+      snapshot = compose_policy(index, ctx, 1);
+      view = compose_view(snapshot, tenant, {}, view_kind::text);
+    });
+    std::vector<tool_catalog> holder;
+    auto c = time_us([&] { holder.push_back(tool_catalog::build(std::move(view), key).value()); });
     std::vector<tool_definition> copies;
     auto f = time_us([&] {
       copies.reserve(cached);
@@ -527,30 +551,42 @@ void bench_composition(std::size_t rounds, std::size_t granted_every) {
     });
     if (round < 20)
       continue; // warm-up
-    policy_us.push_back(p);
-    view_us.push_back(v);
-    both_us.push_back(p + v);
+    after_us.push_back(b);
     catalog_us.push_back(c);
     floor_us.push_back(f);
-    allowed = snapshot.tools.size();
-    direct = view.direct.size();
   }
+
+  // 3. The index, built once per configuration change.
+  std::vector<double> index_us;
+  for (std::size_t round = 0; round < std::max<std::size_t>(rounds / 10, 10); ++round) {
+    std::optional<policy_index> rebuilt;
+    index_us.push_back(time_us([&] { rebuilt.emplace(tenant); }));
+  }
+
   auto both = summarize(both_us);
+  auto after = summarize(after_us);
   std::printf("composition: 1 agent, %zu servers, %zu cached tools, %zu grants; %zu allowed -> "
               "%zu direct + %zu behind the catalog; %zu warm rounds\n",
               tenant.servers.size(), cached, tenant.grants.size(), allowed, direct, tail, rounds);
-  print_row("compose_policy", summarize(policy_us));
+  print_row("compose_policy (from the index)", summarize(policy_us));
   print_row("compose_view", summarize(view_us));
   print_row("compose_policy + compose_view", both);
+  print_row("  the same after a catalog build", after);
   print_row("floor: copy the cached definitions", summarize(floor_us));
+  print_row("(policy_index build, per config change)", summarize(index_us));
   print_row("(run catalog build, not in the target)", summarize(catalog_us));
-  std::printf("  composition p99 %.1f us (target <= 200 us: %s)\n", both.p99_us,
-              both.p99_us <= 200 ? "met" : "MISSED");
+  std::printf("  composition p99 %.1f us (target <= 200 us: %s, %.2fx the target); "
+              "after a catalog build p99 %.1f us (%.2fx)\n",
+              both.p99_us, both.p99_us <= 200 ? "met" : "MISSED", both.p99_us / 200, after.p99_us,
+              after.p99_us / 200);
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
+  // Shared pointers count atomically once a process has a second thread, as
+  // voxosd always does: measure that way.
+  std::thread{[] {}}.join();
   std::size_t queries = 4000;
   std::size_t rounds = 300;
   std::string only;

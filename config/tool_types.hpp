@@ -1,8 +1,10 @@
 // Words shared by the tool registry, the preset catalog, policy and runs.
-// CAF-free plain types.
+// CAF-free plain types, and the immutable shared cache of one server's tools.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +25,8 @@ enum class auth_mode : uint8_t {
   oauth_authorization_code,
   oauth_client_credentials,
   private_key_jwt,
+  /// Fixed request headers the user supplied (sealed in the vault).
+  static_headers,
 };
 
 /// One tool as discovered from an MCP server (or curated by a preset).
@@ -35,6 +39,77 @@ struct tool_definition {
   bool read_only_hint = false;  ///< the server's readOnlyHint annotation
   bool destructive_hint = true; ///< the server's destructiveHint annotation (MCP default true)
 };
+
+/// The tools one MCP server advertised (its discovery cache, or a preset's
+/// curated list), immutable once built.
+///
+/// Copies share one block: copying a server record, or pointing a run's
+/// snapshot and tool view at a definition, copies no definition text. A
+/// change of the cache (rediscovery, an upserted record) builds a new
+/// tool_cache; runs composed earlier keep the block they point into alive.
+///
+/// Reading: definitions() in the server's order, repeats included (as
+/// discovered); by_name() and find() see the first definition of each name
+/// only. Building costs O(n log n) name comparisons; find() O(log n).
+/// Threading: every member is const; copies may be used from any thread.
+class tool_cache {
+public:
+  /// One distinct name and its first definition, with what a run's view
+  /// asks of it computed once here, so composing a view reads this array
+  /// and never the definitions themselves.
+  struct named {
+    /// The name, in one block with the cache's other names (dense: walking
+    /// the names touches little memory).
+    std::string_view name;
+    const tool_definition* def = nullptr;
+    /// The name's first 16 bytes, big-endian, zero-padded (high, low): names
+    /// order as these do where they differ.
+    uint64_t name_prefix[2] = {0, 0};
+    /// bytes(name) + bytes(description) + bytes(input_schema), at most 2^32 - 1.
+    uint32_t text_bytes = 0;
+    bool name_is_model_facing = false;   ///< see is_model_facing_name
+    bool input_schema_is_object = false; ///< see looks_like_json_object
+  };
+
+  tool_cache() = default; ///< no tools
+  explicit tool_cache(std::vector<tool_definition> definitions);
+
+  const std::vector<tool_definition>& definitions() const noexcept;
+  std::vector<tool_definition>::const_iterator begin() const noexcept {
+    return definitions().begin();
+  }
+  std::vector<tool_definition>::const_iterator end() const noexcept { return definitions().end(); }
+  std::size_t size() const noexcept { return definitions().size(); }
+  bool empty() const noexcept { return definitions().empty(); }
+
+  /// Distinct names in ascending byte order, each with its first definition.
+  const std::vector<named>& by_name() const noexcept;
+
+  /// The first definition named `name`, or nullptr.
+  const tool_definition* find(std::string_view name) const noexcept;
+
+  /// Shares ownership of the definitions, for text that points into them;
+  /// nullptr for an empty cache.
+  std::shared_ptr<const void> owner() const noexcept { return data_; }
+
+private:
+  struct data {
+    std::vector<tool_definition> definitions;
+    std::vector<named> by_name;
+    std::string names; ///< every distinct name, back to back
+  };
+  std::shared_ptr<const data> data_;
+};
+
+/// The first 16 bytes of `text`, big-endian, zero-padded, as (high, low).
+void name_prefix(std::string_view text, uint64_t (&out)[2]) noexcept;
+
+/// True if `name` may be shown to a model as it is: ^[A-Za-z0-9_-]{1,64}$.
+bool is_model_facing_name(std::string_view name) noexcept;
+
+/// True if `text`, without surrounding whitespace, is braced like a JSON
+/// object: the cheap check a view makes of a schema that discovery parsed.
+bool looks_like_json_object(std::string_view text) noexcept;
 
 std::string_view to_string(risk_level x) noexcept;
 std::string_view to_string(transport_kind x) noexcept;

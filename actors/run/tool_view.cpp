@@ -1,11 +1,10 @@
 #include "actors/run/tool_view.hpp"
 
-#include "config/presets.hpp"
-
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <cstdio>
-#include <deque>
-#include <unordered_map>
+#include <memory>
 #include <utility>
 
 #include "actors/run/tool_catalog.hpp"
@@ -56,45 +55,43 @@ std::string slug(std::string_view text) {
   return out.empty() ? std::string{"srv"} : out;
 }
 
-/// 6 hex digits of FNV-1a 64 over `text`: stable across builds and machines.
-std::string short_hash(std::string_view text) {
+/// A model-facing name under construction (at most 64 bytes plus a suffix).
+class name_buffer {
+public:
+  void append(std::string_view text) {
+    auto n = std::min(text.size(), sizeof buf_ - size_);
+    std::copy_n(text.data(), n, buf_ + size_);
+    size_ += n;
+  }
+  std::string_view view() const noexcept { return {buf_, size_}; }
+  std::size_t size() const noexcept { return size_; }
+
+private:
+  char buf_[160];
+  std::size_t size_ = 0;
+};
+
+/// Appends 6 hex digits of FNV-1a 64 over `text` (then, if given, a NUL
+/// byte and `more`): stable across builds and machines.
+void append_short_hash(name_buffer& out, std::string_view text, const std::string_view* more) {
   uint64_t h = 14695981039346656037ull;
-  for (unsigned char ch : text) {
+  auto mix = [&h](unsigned char ch) {
     h ^= ch;
     h *= 1099511628211ull;
+  };
+  for (unsigned char ch : text)
+    mix(ch);
+  if (more != nullptr) {
+    mix(0);
+    for (unsigned char ch : *more)
+      mix(ch);
   }
-  char buf[8];
-  std::snprintf(buf, sizeof buf, "%06x", static_cast<unsigned>(h >> 40));
-  return buf;
-}
-
-/// `base` cut so that base + suffix fits the name limit.
-std::string fit(const std::string& base, const std::string& suffix) {
-  auto keep = max_name_bytes > suffix.size() ? max_name_bytes - suffix.size() : 0;
-  return base.substr(0, keep) + suffix;
-}
-
-/// The model-facing name of an external entry at disambiguation `level`.
-std::string name_at(const view_entry& e, const std::string& base, int level, std::size_t ordinal) {
-  auto server = "__" + e.server_slug;
-  switch (level) {
-  case 0:
-    return base;
-  case 1:
-    return fit(base, server);
-  case 2:
-    return fit(base, server + "_" + short_hash(e.server_id));
-  case 3: {
-    // Two tools of one server whose names sanitise alike ("a.b", "a_b").
-    std::string identity = e.server_id;
-    identity.push_back('\0');
-    identity += e.tool;
-    return fit(base, server + "_" + short_hash(identity));
-  }
-  default:
-    return fit(base, server + "_" + short_hash(e.server_id) + "_" + std::to_string(ordinal) + "_"
-                       + std::to_string(level));
-  }
+  constexpr std::string_view digits = "0123456789abcdef";
+  auto top = static_cast<unsigned>(h >> 40); // 24 bits
+  char hex[6];
+  for (std::size_t idx = 0; idx < 6; ++idx)
+    hex[idx] = digits[(top >> (20 - 4 * idx)) & 0xf];
+  out.append({hex, 6});
 }
 
 bool is_catalog_tool_name(std::string_view name) {
@@ -102,92 +99,266 @@ bool is_catalog_tool_name(std::string_view name) {
          || name == internal_names::tool_call;
 }
 
-/// Gives every external entry (index >= first_external) a name unique
-/// among all entries; entries before first_external keep theirs.
-void assign_external_names(std::vector<view_entry>& entries, std::size_t first_external) {
-  // Names are views into `entries` (internal), `bases` or `suffixed`, all
-  // stable while this runs; `uses` counts them once and is kept current.
-  std::vector<std::string> bases(entries.size());
-  std::deque<std::string> suffixed;
-  std::vector<std::string_view> names(entries.size());
-  std::vector<int> levels(entries.size(), 0);
-  std::unordered_map<std::string_view, std::size_t> uses;
-  uses.reserve(entries.size() * 2 + 3);
-  for (std::size_t idx = 0; idx < entries.size(); ++idx) {
-    if (idx < first_external) {
-      names[idx] = entries[idx].model_name;
-    } else {
-      bases[idx] = sanitize_name(entries[idx].tool);
-      names[idx] = bases[idx];
-    }
-    ++uses[names[idx]];
+// -- entry text ------------------------------------------------------------------
+
+} // namespace
+
+/// A server's (or phone integration's) id and slug, and what its entries'
+/// names are suffixed with on a clash, computed once per view and server.
+struct view_server_text {
+  std::string server_id;
+  std::string slug;
+  std::string suffix;        ///< level 1: "__<slug>"
+  std::string hashed_suffix; ///< level 2: "__<slug>_<6 hex of FNV-1a(server id)>"
+  /// A route action no route group has (an entry composed for it), or empty.
+  std::string route_action;
+
+  view_server_text() = default;
+  view_server_text(std::string id, std::string label)
+      : server_id(std::move(id)), slug(std::move(label)) {
+    suffix = "__" + slug;
+    name_buffer hashed;
+    hashed.append(suffix);
+    hashed.append("_");
+    append_short_hash(hashed, server_id, nullptr);
+    hashed_suffix = std::string{hashed.view()};
   }
-  for (auto reserved :
-       {internal_names::tool_search, internal_names::tool_describe, internal_names::tool_call})
-    uses[reserved] += 2; // never available to an external tool
-  // Every external entry whose name is shared (or reserved) moves one level
-  // up, all at once so no entry wins by position; repeat until none is.
-  std::vector<std::size_t> clashing;
-  for (int round = 0; round < 16; ++round) {
-    clashing.clear();
-    for (auto idx = first_external; idx < entries.size(); ++idx)
-      if (uses[names[idx]] > 1)
-        clashing.push_back(idx);
-    if (clashing.empty())
-      break;
-    for (auto idx : clashing) {
-      --uses[names[idx]];
-      ++levels[idx];
-      suffixed.push_back(name_at(entries[idx], bases[idx], levels[idx], idx));
-      names[idx] = suffixed.back();
-      ++uses[names[idx]];
-    }
+};
+
+namespace {
+
+/// The model-facing name of an external tool at disambiguation `level`
+/// (>= 1): `base` cut so that base + suffix fits the name limit. `tool()`
+/// answers the tool's own name (read only at level 3).
+template <class Tool>
+void name_at(const view_server_text& server, Tool&& tool, std::string_view base, int level,
+             std::size_t ordinal, name_buffer& out) {
+  name_buffer suffix;
+  if (level == 1) {
+    suffix.append(server.suffix);
+  } else if (level == 3) {
+    // Two tools of one server whose names sanitise alike ("a.b", "a_b").
+    suffix.append(server.suffix);
+    suffix.append("_");
+    std::string_view name = tool();
+    append_short_hash(suffix, server.server_id, &name);
+  } else {
+    suffix.append(server.hashed_suffix);
+    if (level >= 4)
+      suffix.append("_" + std::to_string(ordinal) + "_" + std::to_string(level));
   }
-  for (auto idx = first_external; idx < entries.size(); ++idx)
-    entries[idx].model_name = levels[idx] == 0 ? std::move(bases[idx]) : std::string{names[idx]};
+  auto keep = max_name_bytes > suffix.size() ? max_name_bytes - suffix.size() : 0;
+  out.append(base.substr(0, keep));
+  out.append(suffix.view());
 }
 
-// -- definitions ---------------------------------------------------------------
+/// What the view shares for the entries of one server: its id and slug,
+/// and its tool cache (the definitions the entries point into).
+struct view_server {
+  view_server_text text;
+  tool_cache cache;
+  const preset* curated = nullptr;
+};
 
-/// A schema the view can show: JSON object text (checked cheaply; discovery
-/// parsed it when it filled the cache).
-bool looks_like_object(std::string_view schema) {
-  auto space = [](char ch) { return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n'; };
-  std::size_t first = 0;
-  auto last = schema.size();
-  while (first < last && space(schema[first]))
-    ++first;
-  while (last > first && space(schema[last - 1]))
-    --last;
-  return last - first >= 2 && schema[first] == '{' && schema[last - 1] == '}';
+/// One entry's text composed for this view: an integration's place-call
+/// tool; an MCP tool with curated guidance, a sanitised name or a route
+/// action no route group has.
+struct composed_entry {
+  tool_definition def;
+  view_server_text server;
+  std::string model_name;
+};
+
+/// An external entry before it is built: what it shows, in 32 bytes (its
+/// model-facing name is in its name_key). Entries are named and ordered as
+/// these and their keys, then each is built once, in its place.
+struct external_tool {
+  const tool_definition* def = nullptr;
+  const view_server_text* server = nullptr;
+  std::size_t schema_tokens = 0;
+  uint8_t route = 0; ///< 0: none; g + 1: route_groups()[g]; custom_route: server->route_action
+  tool_origin origin = tool_origin::mcp;
+  risk_level risk = risk_level::medium;
+  bool read_only = false;
+
+  static constexpr uint8_t custom_route = 0xff;
+
+  std::string_view route_action() const noexcept {
+    if (route == 0)
+      return {};
+    if (route == custom_route)
+      return server->route_action;
+    return route_groups()[route - 1].action;
+  }
+};
+
+/// The route of a snapshot tool as external_tool::route; custom_route when
+/// no route group has its action.
+uint8_t route_of(std::string_view action) {
+  if (action.empty())
+    return 0;
+  const auto& groups = route_groups();
+  for (std::size_t group = 0; group < groups.size() && group + 1 < external_tool::custom_route;
+       ++group)
+    if (groups[group].action == action)
+      return static_cast<uint8_t>(group + 1);
+  return external_tool::custom_route;
 }
 
-/// The cached definitions of the snapshot's servers; the snapshot lists
-/// tools grouped by server, so the last server found is remembered.
-class definition_finder {
+/// The catalog tools' definitions of one view.
+struct catalog_text {
+  std::array<tool_definition, 3> defs;
+};
+
+/// The internal tools' definitions as views show them, in registry order
+/// (built once, like the registry itself).
+const std::vector<tool_definition>& internal_definitions() {
+  static const std::vector<tool_definition> defs = [] {
+    std::vector<tool_definition> out;
+    for (const auto& t : internal_tools()) {
+      tool_definition def;
+      def.name = t.name;
+      def.description = t.description;
+      def.input_schema = t.input_schema;
+      out.push_back(std::move(def));
+    }
+    return out;
+  }();
+  return defs;
+}
+
+/// The static text of a route action, or empty if no route group has it.
+std::string_view static_route_action(std::string_view action) {
+  for (const auto& group : route_groups())
+    if (group.action == action)
+      return group.action;
+  return {};
+}
+
+// -- names ---------------------------------------------------------------------
+
+/// Names composed for one view (suffixed on a clash).
+class view_names {
 public:
-  /// The definition of `tool` on `server_id`, or nullptr. The first
-  /// definition of a name wins, as in the policy's lookup.
-  const tool_definition* find(const tenant_state& tenant, const std::string& server_id,
-                              std::string_view tool) {
-    if (server_ == nullptr || server_->server_id != server_id) {
-      auto it = tenant.servers.find(server_id);
-      server_ = it != tenant.servers.end() ? &it->second : nullptr;
+  /// A copy of `text` that lives as long as this block.
+  std::string_view add(std::string_view text) {
+    if (chunks_.empty() || used_ + text.size() > chunk_bytes) {
+      chunks_.push_back(std::make_unique<char[]>(std::max(chunk_bytes, text.size())));
+      used_ = 0;
     }
-    if (server_ == nullptr)
-      return nullptr;
-    for (const auto& def : server_->cached_tools)
-      if (def.name == tool)
-        return &def;
-    return nullptr;
+    auto* at = chunks_.back().get() + used_;
+    std::copy_n(text.data(), text.size(), at);
+    used_ += text.size();
+    return {at, text.size()};
   }
-
-  /// The server of the last find(); precondition: it returned a definition.
-  const mcp_server_record& server() const noexcept { return *server_; }
 
 private:
-  const mcp_server_record* server_ = nullptr;
+  static constexpr std::size_t chunk_bytes = 4096;
+  std::vector<std::unique_ptr<char[]>> chunks_;
+  std::size_t used_ = 0;
 };
+
+/// A model-facing name as naming and ordering compare it: its first 16 bytes
+/// (name_prefix), then the rest. Orders as the names' bytes do (names hold no
+/// NUL byte).
+struct name_key {
+  uint64_t high = 0;
+  uint64_t low = 0;
+  const char* data = nullptr;
+  uint32_t size = 0;
+  uint32_t entry = 0; ///< the external entry it names (unused for fixed names)
+
+  name_key() = default;
+  name_key(std::string_view text, uint32_t entry_idx)
+      : data(text.data()), size(static_cast<uint32_t>(text.size())), entry(entry_idx) {
+    uint64_t prefix[2];
+    name_prefix(text, prefix);
+    high = prefix[0];
+    low = prefix[1];
+  }
+  name_key(const uint64_t (&prefix)[2], std::string_view text, uint32_t entry_idx)
+      : high(prefix[0]), low(prefix[1]), data(text.data()),
+        size(static_cast<uint32_t>(text.size())), entry(entry_idx) {}
+
+  std::string_view name() const noexcept { return {data, size}; }
+
+  /// -1, 0 or 1 as the bytes past the prefix compare (prefixes equal).
+  static int compare_rest(const name_key& x, const name_key& y) noexcept {
+    auto common = std::min(x.size, y.size);
+    for (uint32_t idx = 16; idx < common; ++idx)
+      if (x.data[idx] != y.data[idx])
+        return static_cast<unsigned char>(x.data[idx]) < static_cast<unsigned char>(y.data[idx])
+                 ? -1
+                 : 1;
+    return x.size < y.size ? -1 : x.size > y.size ? 1 : 0;
+  }
+
+  friend bool operator<(const name_key& x, const name_key& y) noexcept {
+    if (x.high != y.high)
+      return x.high < y.high;
+    if (x.low != y.low)
+      return x.low < y.low;
+    return compare_rest(x, y) < 0;
+  }
+  bool same_name(const name_key& other) const noexcept {
+    return high == other.high && low == other.low && compare_rest(*this, other) == 0;
+  }
+};
+
+/// Sorts `keys` by merging its ascending runs pairwise (a snapshot lists each
+/// server's tools by name, so a view's names come in a few long runs);
+/// `scratch` is working space.
+void sort_runs(std::vector<name_key>& keys, std::vector<name_key>& scratch) {
+  std::vector<std::size_t> bounds{0};
+  for (std::size_t idx = 1; idx < keys.size(); ++idx)
+    if (keys[idx] < keys[idx - 1])
+      bounds.push_back(idx);
+  bounds.push_back(keys.size());
+  std::vector<std::size_t> next;
+  auto at = [&keys](std::size_t idx) { return keys.begin() + static_cast<std::ptrdiff_t>(idx); };
+  while (bounds.size() > 2) {
+    // Merge runs pairwise, left to right: the output is appended in order.
+    scratch.clear();
+    scratch.reserve(keys.size());
+    next.assign(1, 0);
+    std::size_t run = 0;
+    for (; run + 2 < bounds.size(); run += 2) {
+      std::merge(at(bounds[run]), at(bounds[run + 1]), at(bounds[run + 1]), at(bounds[run + 2]),
+                 std::back_inserter(scratch));
+      next.push_back(bounds[run + 2]);
+    }
+    if (run + 1 < bounds.size()) { // an odd run out
+      std::copy(at(bounds[run]), at(bounds[run + 1]), std::back_inserter(scratch));
+      next.push_back(bounds[run + 1]);
+    }
+    keys.swap(scratch);
+    bounds.swap(next);
+  }
+}
+
+/// The token rule's ceil(bytes / bytes_per_token), shifting instead of
+/// dividing when bytes_per_token is a power of two (the default 4).
+class token_rule {
+public:
+  explicit token_rule(const view_options& opts)
+      : divisor_(std::max<std::size_t>(opts.bytes_per_token, 1)) {
+    if ((divisor_ & (divisor_ - 1)) == 0)
+      while ((std::size_t{1} << shift_) < divisor_)
+        ++shift_;
+    else
+      shift_ = -1;
+  }
+
+  std::size_t operator()(std::size_t bytes) const noexcept {
+    return shift_ >= 0 ? (bytes + divisor_ - 1) >> shift_ : (bytes + divisor_ - 1) / divisor_;
+  }
+
+private:
+  std::size_t divisor_;
+  int shift_ = 0;
+};
+
+// -- definitions ---------------------------------------------------------------
 
 std::string_view provider_name(phone_provider p) {
   switch (p) {
@@ -231,12 +402,15 @@ std::string id_schema_property() {
          + R"(}$", "description": "A result id from tool_search."})";
 }
 
-/// The three catalog tools, in the order the model sees them.
-std::vector<view_entry> catalog_tools(std::size_t catalog_size, const view_options& opts) {
-  std::vector<view_entry> out(3);
-  auto& search = out[0];
-  search.model_name = search.tool = std::string{internal_names::tool_search};
-  search.role = view_role::catalog_search;
+/// The catalog tools' definitions, in the order the model sees them.
+std::shared_ptr<const catalog_text> catalog_tool_text(std::size_t catalog_size) {
+  auto out = std::make_shared<catalog_text>();
+  auto& search = out->defs[0];
+  auto& describe = out->defs[1];
+  auto& call = out->defs[2];
+  search.name = std::string{internal_names::tool_search};
+  describe.name = std::string{internal_names::tool_describe};
+  call.name = std::string{internal_names::tool_call};
   search.description =
     "Search this run's catalog of " + std::to_string(catalog_size)
     + " further authorised tools that are not listed directly. Returns result ids, names and "
@@ -256,9 +430,6 @@ std::vector<view_entry> catalog_tools(std::size_t catalog_size, const view_optio
   "required": ["query"],
   "additionalProperties": false
 })json";
-  auto& describe = out[1];
-  describe.model_name = describe.tool = std::string{internal_names::tool_describe};
-  describe.role = view_role::catalog_describe;
   describe.description = "Return the full description and input schema of one tool_search result.";
   describe.input_schema = R"json({
   "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -270,9 +441,6 @@ std::vector<view_entry> catalog_tools(std::size_t catalog_size, const view_optio
   "required": ["id"],
   "additionalProperties": false
 })json";
-  auto& call = out[2];
-  call.model_name = call.tool = std::string{internal_names::tool_call};
-  call.role = view_role::catalog_call;
   call.description =
     "Call one tool_search result with arguments matching the schema tool_describe returned. "
     "The arguments are validated against that schema before the tool runs.";
@@ -287,19 +455,235 @@ std::vector<view_entry> catalog_tools(std::size_t catalog_size, const view_optio
   "required": ["id", "arguments"],
   "additionalProperties": false
 })json";
-  for (auto& e : out) {
-    e.origin = tool_origin::internal;
-    e.risk = risk_level::low;
-    e.schema_tokens = estimate_schema_tokens(e.model_name, e.description, e.input_schema, opts);
-  }
   return out;
 }
 
 } // namespace
 
+// -- composition ---------------------------------------------------------------
+
+/// Builds view entries: the one friend of view_entry.
+struct view_composer {
+  static view_entry make(std::string_view model_name, const tool_definition& def,
+                         const view_server_text* server, std::string_view route_action) {
+    view_entry out;
+    out.model_name_ = model_name;
+    out.def_ = &def;
+    out.server_ = server;
+    out.route_action_ = route_action;
+    return out;
+  }
+
+  /// An external entry, built in place at the end of `out`.
+  static void build(std::vector<view_entry>& out, const external_tool& x, const name_key& name) {
+    auto& e = out.emplace_back();
+    e.model_name_ = name.name();
+    e.def_ = x.def;
+    e.server_ = x.server;
+    e.route_action_ = x.route_action();
+    e.schema_tokens = x.schema_tokens;
+    e.origin = x.origin;
+    e.risk = x.risk;
+    e.read_only = x.read_only;
+  }
+
+  /// An internal tool's entry: the registry's static text.
+  static view_entry internal(const tool_definition& def, const snapshot_tool& t,
+                             const view_options& opts, tool_view& view) {
+    auto route_action = static_route_action(t.route_action());
+    if (route_action.empty() && !t.route_action().empty()) {
+      // A route action no route group has, kept by a block of its own.
+      auto composed = std::make_shared<composed_entry>();
+      composed->server.route_action = std::string{t.route_action()};
+      route_action = composed->server.route_action;
+      view.shared_text.push_back(std::move(composed));
+    }
+    auto out = make(def.name, def, nullptr, route_action);
+    out.origin = tool_origin::internal;
+    out.risk = t.risk;
+    out.read_only = t.read_only;
+    out.schema_tokens = estimate_schema_tokens(def.name, def.description, def.input_schema, opts);
+    return out;
+  }
+
+  /// The three catalog tools, in the order the model sees them.
+  static std::array<view_entry, 3> catalog_tools(std::size_t catalog_size, const view_options& opts,
+                                                 tool_view& view) {
+    auto texts = catalog_tool_text(catalog_size);
+    constexpr std::array<view_role, 3> roles{view_role::catalog_search, view_role::catalog_describe,
+                                             view_role::catalog_call};
+    std::array<view_entry, 3> out;
+    for (std::size_t idx = 0; idx < out.size(); ++idx) {
+      const auto& def = texts->defs[idx];
+      auto& e = out[idx] = make(def.name, def, nullptr, {});
+      e.role = roles[idx];
+      e.origin = tool_origin::internal;
+      e.risk = risk_level::low;
+      e.schema_tokens = estimate_schema_tokens(def.name, def.description, def.input_schema, opts);
+    }
+    view.shared_text.push_back(std::move(texts));
+    return out;
+  }
+};
+
+namespace {
+
+/// Gives every external tool (`ext`, whose names `names` holds in entry
+/// order) a name unique among all entries; `internal` keep theirs, and the
+/// catalog tool names are reserved. Answers the external tools by final name
+/// (`names`, sorted) and the block of the names composed on a clash, or
+/// nullptr when every name is its base name.
+///
+/// Each round renames every external tool whose name is shared (with another
+/// external tool, an internal one or a reserved name), all at once so no
+/// entry wins by position, until none is (at most 16 rounds). Done on sorted
+/// names: the first round reads the clashes off the order (equal names are
+/// adjacent; the fixed names merged in by one walk) and keeps the unique ones
+/// in place, settled. A later round can only find a clash that involves a
+/// name just composed, so it sorts those and looks each up among the fixed
+/// names and the settled ones (pulling a settled one it meets back in).
+/// The settled names are merged once at the end.
+std::shared_ptr<const void> assign_external_names(const std::vector<view_entry>& internal,
+                                                  const std::vector<external_tool>& ext,
+                                                  std::vector<name_key>& names) {
+  // The fixed names, each with how many entries it stands for.
+  std::vector<std::pair<name_key, int>> fixed;
+  fixed.reserve(internal.size() + 3);
+  for (const auto& e : internal)
+    fixed.emplace_back(name_key{e.model_name(), 0}, 1);
+  for (auto reserved :
+       {internal_names::tool_search, internal_names::tool_describe, internal_names::tool_call})
+    fixed.emplace_back(name_key{reserved, 0}, 2); // never for an external tool
+  std::sort(fixed.begin(), fixed.end(),
+            [](const auto& x, const auto& y) { return x.first < y.first; });
+  auto fixed_uses = [&fixed](const name_key& key) {
+    auto at = std::lower_bound(fixed.begin(), fixed.end(), key,
+                               [](const auto& f, const name_key& k) { return f.first < k; });
+    int uses = 0;
+    for (; at != fixed.end() && at->first.same_name(key); ++at)
+      uses += at->second;
+    return uses;
+  };
+  std::vector<name_key> scratch;
+  sort_runs(names, scratch);
+
+  // Round 0: runs of equal names out to `clashing`, the rest kept in place.
+  std::vector<name_key> clashing;
+  std::size_t kept = 0;
+  for (std::size_t first = 0; first < names.size();) {
+    auto last = first + 1;
+    while (last < names.size() && names[last].same_name(names[first]))
+      ++last;
+    bool shared = last - first > 1 || fixed_uses(names[first]) > 0;
+    for (auto idx = first; idx < last; ++idx)
+      if (shared)
+        clashing.push_back(names[idx]);
+      else
+        names[kept++] = names[idx];
+    first = last;
+  }
+  if (clashing.empty())
+    return nullptr; // every name is its base name: nothing composed
+  names.resize(kept);
+
+  // The settled names: `names` (base names), then one sorted chunk per
+  // round. A settled name met again by a composed one is pulled back into
+  // the clash and its key here marked dead.
+  constexpr uint32_t dead = UINT32_MAX;
+  auto block = std::make_shared<view_names>();
+  std::vector<std::string_view> bases(ext.size());
+  for (const auto& key : names)
+    bases[key.entry] = key.name();
+  for (const auto& key : clashing)
+    bases[key.entry] = key.name();
+  std::vector<int> levels(ext.size(), 0);
+  std::vector<std::vector<name_key>> chunks;
+  std::vector<name_key> next;
+  std::vector<name_key> settling;
+  // Pulls every settled name equal to `key` into `next`; answers how many.
+  auto pull_settled = [&](const name_key& key) {
+    int found = 0;
+    auto search = [&](std::vector<name_key>& chunk) {
+      auto at = std::lower_bound(chunk.begin(), chunk.end(), key);
+      for (; at != chunk.end() && at->same_name(key); ++at)
+        if (at->entry != dead) {
+          next.push_back(*at);
+          at->entry = dead;
+          ++found;
+        }
+    };
+    search(names);
+    for (auto& chunk : chunks)
+      search(chunk);
+    return found;
+  };
+  for (int round = 0; round < 16 && !clashing.empty(); ++round) {
+    // Rename every clashing one a level up: base cut, "__<slug>", then hashes.
+    for (auto& key : clashing) {
+      const auto& x = ext[key.entry];
+      name_buffer name;
+      name_at(
+        *x.server, [&x] { return std::string_view{x.def->name}; }, bases[key.entry],
+        ++levels[key.entry], internal.size() + key.entry, name);
+      key = name_key{block->add(name.view()), key.entry};
+    }
+    std::sort(clashing.begin(), clashing.end());
+    // Which of the composed names are shared now.
+    next.clear();
+    settling.clear();
+    for (std::size_t first = 0; first < clashing.size();) {
+      auto last = first + 1;
+      while (last < clashing.size() && clashing[last].same_name(clashing[first]))
+        ++last;
+      bool shared = last - first > 1;
+      shared = fixed_uses(clashing[first]) > 0 || shared;
+      shared = pull_settled(clashing[first]) > 0 || shared;
+      auto& into = shared ? next : settling;
+      into.insert(into.end(), clashing.begin() + static_cast<std::ptrdiff_t>(first),
+                  clashing.begin() + static_cast<std::ptrdiff_t>(last));
+      first = last;
+    }
+    if (!settling.empty())
+      chunks.push_back(settling);
+    clashing.swap(next);
+  }
+  if (!clashing.empty()) { // still shared after the last round: kept as they are
+    std::sort(clashing.begin(), clashing.end());
+    chunks.push_back(clashing);
+  }
+
+  // Every final name, sorted: the composed ones, then merged with the
+  // remaining base names.
+  scratch.clear();
+  for (const auto& chunk : chunks)
+    for (const auto& key : chunk)
+      if (key.entry != dead)
+        scratch.push_back(key);
+  std::sort(scratch.begin(), scratch.end());
+  next.clear();
+  next.reserve(names.size() + scratch.size());
+  for (const auto& key : names)
+    if (key.entry != dead)
+      next.push_back(key);
+  names.clear();
+  names.reserve(next.size() + scratch.size());
+  std::merge(next.begin(), next.end(), scratch.begin(), scratch.end(), std::back_inserter(names));
+  return block;
+}
+
+} // namespace
+
+std::string_view view_entry::server_id() const noexcept {
+  return server_ != nullptr ? std::string_view{server_->server_id} : std::string_view{};
+}
+
+std::string_view view_entry::server_slug() const noexcept {
+  return server_ != nullptr ? std::string_view{server_->slug} : std::string_view{};
+}
+
 const view_entry* tool_view::find_direct(std::string_view model_name) const {
   for (const auto& e : direct)
-    if (e.model_name == model_name)
+    if (e.model_name() == model_name)
       return &e;
   return nullptr;
 }
@@ -317,106 +701,161 @@ tool_view compose_view(const effective_policy& snapshot, const tenant_state& ten
   tool_view out;
   out.kind = kind;
 
-  // Internal tools first, then external ones; each from its definition.
-  std::vector<view_entry> entries;
-  entries.reserve(snapshot.tools.size());
+  // One pass over the snapshot. Internal tools go direct, first, each from
+  // its registry entry (static text). External tools, each from its
+  // definition (integrations' built in, MCP tools' from their server's
+  // cache, looked up by a cursor: the snapshot lists a server's tools by
+  // name, as the cache does), wait as external_tool records to be named and
+  // ordered. Text composed for one entry gets a block of its own.
+  const auto& registry = internal_tools();
+  std::vector<external_tool> ext;
+  std::vector<name_key> names; // each external tool's model-facing name
+  ext.reserve(snapshot.tools.size());
+  names.reserve(snapshot.tools.size());
+  out.shared_text.reserve(tenant.servers.size() + 2);
+  token_rule tokens{opts};
+  auto add = [&](const tool_definition& def, const view_server_text& server, const snapshot_tool& t,
+                 std::size_t text_bytes) -> external_tool& {
+    auto& x = ext.emplace_back();
+    x.def = &def;
+    x.server = &server;
+    x.schema_tokens = tokens(text_bytes);
+    x.route = route_of(t.route_action());
+    x.origin = t.origin;
+    x.risk = t.risk;
+    x.read_only = t.read_only;
+    return x;
+  };
+  auto add_composed = [&](std::shared_ptr<composed_entry> block, const snapshot_tool& t) {
+    if (block->model_name.empty())
+      block->model_name = sanitize_name(block->def.name);
+    const auto& def = block->def;
+    auto& x = add(def, block->server, t,
+                  def.name.size() + def.description.size() + def.input_schema.size());
+    if (x.route == external_tool::custom_route)
+      block->server.route_action = std::string{t.route_action()};
+    names.emplace_back(block->model_name, static_cast<uint32_t>(ext.size() - 1));
+    out.shared_text.push_back(std::move(block));
+  };
+  const view_server* server = nullptr;
+  std::size_t cursor = 0;
   for (const auto& t : snapshot.tools) {
-    if (t.origin != tool_origin::internal)
+    if (t.origin == tool_origin::internal) {
+      // The catalog tool names belong to the view.
+      if (is_catalog_tool_name(t.name()))
+        continue;
+      const auto* def = find_internal_tool(t.name());
+      if (def == nullptr || !looks_like_json_object(def->input_schema))
+        continue;
+      out.direct.push_back(view_composer::internal(
+        internal_definitions()[static_cast<std::size_t>(def - registry.data())], t, opts, out));
       continue;
-    // The catalog tool names belong to the view.
-    if (is_catalog_tool_name(t.name))
-      continue;
-    const auto* def = find_internal_tool(t.name);
-    if (def == nullptr || !looks_like_object(def->input_schema))
-      continue;
-    view_entry e;
-    e.model_name = e.tool = t.name;
-    e.description = def->description;
-    e.input_schema = def->input_schema;
-    e.origin = tool_origin::internal;
-    e.route_action = t.route_action;
-    e.risk = t.risk;
-    e.read_only = t.read_only;
-    entries.push_back(std::move(e));
-  }
-  auto first_external = entries.size();
-  definition_finder definitions;
-  for (const auto& t : snapshot.tools) {
-    if (t.origin == tool_origin::internal)
-      continue;
-    view_entry e;
-    e.origin = t.origin;
-    e.server_id = t.server_id;
-    e.tool = t.name;
-    e.route_action = t.route_action;
-    e.risk = t.risk;
-    e.read_only = t.read_only;
+    }
     if (t.origin == tool_origin::integration) {
-      const auto* phone = find_phone(tenant, t.server_id);
+      const auto* phone = find_phone(tenant, t.server_id());
       if (phone == nullptr)
         continue;
-      e.server_slug = slug(provider_name(phone->provider));
-      e.description = place_call_description(provider_name(phone->provider));
-      e.input_schema = std::string{place_call_schema};
-    } else {
-      const auto* def = definitions.find(tenant, t.server_id, t.name);
-      // Never an invented schema: no cached definition, no entry.
-      if (def == nullptr || !looks_like_object(def->input_schema))
-        continue;
-      const auto& s = definitions.server();
-      e.server_slug = slug(!s.variant.empty()     ? std::string_view{s.variant}
-                           : !s.preset_id.empty() ? std::string_view{s.preset_id}
-                                                  : std::string_view{s.label});
-      e.title = def->title;
-      e.description = def->description;
-      if (const auto* p = find_preset(s.preset_id))
-        if (const auto* curated = find_preset_tool(*p, e.tool);
-            curated != nullptr && !curated->guidance.empty())
-          e.description += (e.description.empty() ? "" : "\n\n") + curated->guidance;
-      e.input_schema = def->input_schema;
+      auto block = std::make_shared<composed_entry>();
+      block->def.name = std::string{t.name()};
+      block->def.description = place_call_description(provider_name(phone->provider));
+      block->def.input_schema = std::string{place_call_schema};
+      block->server =
+        view_server_text{std::string{t.server_id()}, slug(provider_name(phone->provider))};
+      add_composed(std::move(block), t);
+      continue;
     }
-    entries.push_back(std::move(e));
+    if (server == nullptr || server->text.server_id != t.server_id()) {
+      auto record = tenant.servers.find(std::string{t.server_id()});
+      if (record == tenant.servers.end()) {
+        server = nullptr;
+        continue;
+      }
+      const auto& s = record->second;
+      auto block = std::make_shared<view_server>();
+      block->text =
+        view_server_text{s.server_id, slug(!s.variant.empty()     ? std::string_view{s.variant}
+                                           : !s.preset_id.empty() ? std::string_view{s.preset_id}
+                                                                  : std::string_view{s.label})};
+      block->cache = s.cached_tools;
+      block->curated = find_preset(s.preset_id);
+      server = block.get();
+      out.shared_text.push_back(std::move(block));
+      cursor = 0;
+    }
+    // The first definition of the name (the cache's by_name), as the policy's.
+    // A snapshot composed from this cache points at the very same name.
+    const auto& named = server->cache.by_name();
+    auto at_cursor = [&] {
+      if (cursor >= named.size())
+        return false;
+      auto name = named[cursor].name;
+      return (name.data() == t.name().data() && name.size() == t.name().size()) || name == t.name();
+    };
+    if (!at_cursor()) {
+      cursor = static_cast<std::size_t>(
+        std::lower_bound(named.begin(), named.end(), t.name(),
+                         [](const auto& n, std::string_view x) { return n.name < x; })
+        - named.begin());
+      if (cursor >= named.size() || named[cursor].name != t.name())
+        continue; // never an invented schema: no cached definition, no entry
+    }
+    const auto& found = named[cursor++];
+    if (!found.input_schema_is_object)
+      continue;
+    const auto& def = *found.def;
+    const preset_tool* curated =
+      server->curated != nullptr ? find_preset_tool(*server->curated, def.name) : nullptr;
+    bool guided = curated != nullptr && !curated->guidance.empty();
+    if (guided || !found.name_is_model_facing
+        || route_of(t.route_action()) == external_tool::custom_route) {
+      // Rare: text of this entry's own.
+      auto block = std::make_shared<composed_entry>();
+      block->def = def;
+      if (guided)
+        block->def.description += (def.description.empty() ? "" : "\n\n") + curated->guidance;
+      block->server = server->text;
+      add_composed(std::move(block), t);
+      continue;
+    }
+    add(def, server->text, t, found.text_bytes);
+    names.emplace_back(found.name_prefix, found.name, static_cast<uint32_t>(ext.size() - 1));
   }
-  for (auto& e : entries)
-    e.schema_tokens = estimate_schema_tokens(e.tool, e.description, e.input_schema, opts);
-  assign_external_names(entries, first_external);
+  if (auto composed = assign_external_names(out.direct, ext, names))
+    out.shared_text.push_back(std::move(composed));
 
   // The authorised external catalog decides the mode.
   std::size_t long_tail = 0;
-  for (auto idx = first_external; idx < entries.size(); ++idx) {
-    ++out.external_tools;
-    out.external_schema_tokens += entries[idx].schema_tokens;
-    if (entries[idx].route_action.empty())
+  for (const auto& x : ext) {
+    out.external_schema_tokens += x.schema_tokens;
+    if (x.route == 0)
       ++long_tail;
   }
+  out.external_tools = ext.size();
   out.catalog_mode = kind == view_kind::text && long_tail > 0
                      && (out.external_tools >= opts.catalog_min_tools
                          || out.external_schema_tokens >= opts.catalog_min_schema_tokens);
 
-  // Split: internal and route-selected stay direct; the long tail goes behind
-  // the catalog tools, ordered by model name (indices sorted, entries moved once).
-  std::vector<std::size_t> tail;
-  if (out.catalog_mode) {
-    tail.reserve(long_tail);
-    for (auto idx = first_external; idx < entries.size(); ++idx)
-      if (entries[idx].route_action.empty())
-        tail.push_back(idx);
-    std::sort(tail.begin(), tail.end(), [&](std::size_t x, std::size_t y) {
-      return entries[x].model_name < entries[y].model_name;
-    });
+  // Each entry built once, in its place: internal and route-selected ones
+  // direct (in snapshot order); in catalog mode the long tail behind the
+  // catalog tools, by model name.
+  std::vector<const name_key*> by_entry(ext.size());
+  for (const auto& key : names)
+    by_entry[key.entry] = &key;
+  if (!out.catalog_mode) {
+    out.direct.reserve(out.direct.size() + ext.size());
+    for (std::size_t ext_idx = 0; ext_idx < ext.size(); ++ext_idx)
+      view_composer::build(out.direct, ext[ext_idx], *by_entry[ext_idx]);
+    return out;
   }
-  out.direct.reserve(entries.size() - tail.size() + (out.catalog_mode ? 3 : 0));
-  for (std::size_t idx = 0; idx < first_external; ++idx)
-    out.direct.push_back(std::move(entries[idx]));
-  if (out.catalog_mode)
-    for (auto& e : catalog_tools(long_tail, opts))
-      out.direct.push_back(std::move(e));
-  for (auto idx = first_external; idx < entries.size(); ++idx)
-    if (!out.catalog_mode || !entries[idx].route_action.empty())
-      out.direct.push_back(std::move(entries[idx]));
-  out.catalog.reserve(tail.size());
-  for (auto idx : tail)
-    out.catalog.push_back(std::move(entries[idx]));
+  for (auto& e : view_composer::catalog_tools(long_tail, opts, out))
+    out.direct.push_back(e);
+  for (std::size_t ext_idx = 0; ext_idx < ext.size(); ++ext_idx)
+    if (ext[ext_idx].route != 0)
+      view_composer::build(out.direct, ext[ext_idx], *by_entry[ext_idx]);
+  out.catalog.reserve(long_tail);
+  for (const auto& key : names)
+    if (ext[key.entry].route == 0)
+      view_composer::build(out.catalog, ext[key.entry], key);
   return out;
 }
 

@@ -28,8 +28,15 @@
 // with bytes_per_token = 4 by default (view_options). It is an estimate for
 // a threshold, not a tokenizer.
 //
-// Cost: one pass over the snapshot; it copies the description and schema of
-// every tool it shows (about 1 us per tool on 2 vCPU; bench/tool_catalog_bench).
+// Cost: one pass over the snapshot and the servers' immutable tool caches; no
+// definition is copied (entries point into the caches, see view_entry), and
+// what a view asks of each cached tool (name prefix, text bytes, name and
+// schema checks) was computed when its cache was built. Names are made unique
+// and the long tail ordered on sorted 16-byte name prefixes: the snapshot
+// lists each server's tools by name, so sorting merges a few runs, and only
+// names composed on a clash are looked up again. About 35 us for 2,000 MCP
+// tools with unique names, 90 us when a quarter of them clash, on 2 vCPU
+// (bench/tool_catalog_bench, bench/tenant_restart_bench).
 //
 // Model-facing names match ^[A-Za-z0-9_-]{1,64}$ and are unique in the view
 // (direct and catalog entries together). Internal tool names and the three
@@ -48,6 +55,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,22 +88,57 @@ enum class view_role : uint8_t {
   catalog_call,     ///< tool_call
 };
 
+/// The id and short label of the server (or phone integration) entries
+/// stand for, as a view shows them (defined in tool_view.cpp).
+struct view_server_text;
+
 /// One tool as the model sees it, and what it stands for.
-struct view_entry {
-  std::string model_name; ///< unique in the view
-  std::string title;      ///< the MCP tool's title, or empty
-  std::string description;
-  std::string input_schema;      ///< JSON Schema as text, never empty
+///
+/// Its text is immutable and kept alive by its view (tool_view::shared_text):
+/// the definition it shows (title, description, schema, the tool's own name)
+/// is the server's cached tool_definition, the static internal tool
+/// registry's, or one composed for this view (curated guidance, the catalog
+/// and place-call tools); its server's id and slug sit in a small per-view
+/// block; its model-facing name is the definition's, or one composed for this
+/// view (suffixed or sanitised). So composing copies no definition and counts
+/// no reference per entry, and an entry is small (it points at its text). An
+/// entry is valid while its view, a copy of the view, or a tool_catalog built
+/// from it lives.
+class view_entry {
+public:
+  std::string_view model_name() const noexcept { return model_name_; } ///< unique in the view
+  /// The MCP tool's title, or empty.
+  std::string_view title() const noexcept { return def_ != nullptr ? def_->title : empty(); }
+  std::string_view description() const noexcept {
+    return def_ != nullptr ? def_->description : empty();
+  }
+  /// JSON Schema as text, never empty.
+  std::string_view input_schema() const noexcept {
+    return def_ != nullptr ? def_->input_schema : empty();
+  }
+  // What it stands for (role == tool):
+  /// MCP server or phone integration id; empty for internal tools.
+  std::string_view server_id() const noexcept;
+  /// The tool's own name at its origin.
+  std::string_view tool() const noexcept { return def_ != nullptr ? def_->name : empty(); }
+  /// Short display label of its server, or empty.
+  std::string_view server_slug() const noexcept;
+  /// The action route that selected it, or empty.
+  std::string_view route_action() const noexcept { return route_action_; }
+
   std::size_t schema_tokens = 0; ///< by the view's token rule
   view_role role = view_role::tool;
-  // What it stands for (role == tool):
   tool_origin origin = tool_origin::internal;
-  std::string server_id;    ///< MCP server or phone integration id; empty for internal
-  std::string tool;         ///< the tool's own name at its origin
-  std::string server_slug;  ///< short display label of its server, or empty
-  std::string route_action; ///< the action route that selected it, or empty
   risk_level risk = risk_level::medium;
   bool read_only = false;
+
+private:
+  friend struct view_composer; // tool_view.cpp
+  static std::string_view empty() noexcept { return {}; }
+  std::string_view model_name_;
+  const tool_definition* def_ = nullptr;     ///< what it shows
+  const view_server_text* server_ = nullptr; ///< nullptr for internal and catalog tools
+  std::string_view route_action_;
 };
 
 /// The run's tool view. Immutable once composed.
@@ -113,6 +156,8 @@ struct tool_view {
   /// The long tail behind the catalog tools, by model name; empty unless
   /// catalog_mode.
   std::vector<view_entry> catalog;
+  /// What the entries' text points into (see view_entry).
+  std::vector<std::shared_ptr<const void>> shared_text;
 
   /// The direct entry with this model-facing name, or nullptr.
   const view_entry* find_direct(std::string_view model_name) const;
@@ -125,7 +170,9 @@ std::size_t estimate_schema_tokens(std::string_view name, std::string_view descr
 
 /// Composes the view. `tenant` must be the state the snapshot was composed
 /// from (or a later one: a tool whose definition has since disappeared is
-/// left out, never shown without a schema).
+/// left out, never shown without a schema). The view shares the definitions
+/// of `tenant`'s tool caches, never their records: `tenant` may change or go
+/// once this returns.
 tool_view compose_view(const effective_policy& snapshot, const tenant_state& tenant,
                        const view_options& opts, view_kind kind);
 

@@ -436,7 +436,7 @@ result<mcp_server_record> decode_server(const json& x, const std::string& path) 
            path,
            {"server_id", "tenant_id", "label", "preset_id", "variant", "transport", "url", "auth",
             "enabled", "trusted", "connected", "allowed_tools", "cached_tools", "cache_version",
-            "discovered_us"}};
+            "discovered_us", "sealed_headers", "has_headers", "tool_count"}};
   mcp_server_record out;
   r.text("server_id", out.server_id, rule::server_id);
   r.text("tenant_id", out.tenant_id, rule::tenant);
@@ -451,10 +451,15 @@ result<mcp_server_record> decode_server(const json& x, const std::string& path) 
   r.flag("connected", out.connected);
   r.texts("allowed_tools", out.allowed_tools, rule::tool);
   // Optional: to_json leaves the discovery cache out of listings.
-  if (r.has("cached_tools"))
-    r.objects("cached_tools", out.cached_tools, decode_tool_definition);
+  if (r.has("cached_tools")) {
+    std::vector<tool_definition> cached;
+    r.objects("cached_tools", cached, decode_tool_definition);
+    out.cached_tools = tool_cache{std::move(cached)};
+  }
   r.text("cache_version", out.cache_version);
   r.integer("discovered_us", out.discovered_us);
+  if (r.has("sealed_headers"))
+    r.text("sealed_headers", out.sealed_headers);
   return r.finish(std::move(out));
 }
 
@@ -523,24 +528,30 @@ result<browser_profile> decode_profile(const json& x, const std::string& path) {
 // -- the effective policy ----------------------------------------------------------------
 
 json tool_json(const snapshot_tool& x) {
-  return json{{"origin", name_of(x.origin)},   {"name", x.name},
-              {"server_id", x.server_id},      {"risk", name_of(x.risk)},
-              {"read_only", x.read_only},      {"mutating", x.mutating},
-              {"route_action", x.route_action}};
+  return json{{"origin", name_of(x.origin)},     {"name", x.name()},
+              {"server_id", x.server_id()},      {"risk", name_of(x.risk)},
+              {"read_only", x.read_only},        {"mutating", x.mutating},
+              {"route_action", x.route_action()}};
 }
 
 result<snapshot_tool> decode_snapshot_tool(const json& x, const std::string& path) {
   reader r{
     x, path, {"origin", "name", "server_id", "risk", "read_only", "mutating", "route_action"}};
-  snapshot_tool out;
-  r.choice("origin", out.origin);
-  r.text("name", out.name, rule::tool);
-  r.text("server_id", out.server_id, rule::server_id_or_empty);
-  r.choice("risk", out.risk);
-  r.flag("read_only", out.read_only);
-  r.flag("mutating", out.mutating);
-  r.text("route_action", out.route_action, rule::action_or_empty);
-  return r.finish(std::move(out));
+  tool_origin origin = tool_origin::internal;
+  std::string name;
+  std::string server_id;
+  risk_level risk = risk_level::medium;
+  bool read_only = false;
+  bool mutating = false;
+  std::string route_action;
+  r.choice("origin", origin);
+  r.text("name", name, rule::tool);
+  r.text("server_id", server_id, rule::server_id_or_empty);
+  r.choice("risk", risk);
+  r.flag("read_only", read_only);
+  r.flag("mutating", mutating);
+  r.text("route_action", route_action, rule::action_or_empty);
+  return r.finish(snapshot_tool{origin, name, server_id, risk, read_only, mutating, route_action});
 }
 
 json route_resolution_json(const route_resolution& x) {
@@ -573,19 +584,22 @@ result<profile_offer> decode_offer(const json& x, const std::string& path) {
 
 json decision_json(const policy_decision& x) {
   return json{{"origin", name_of(x.origin)},
-              {"tool", x.tool},
-              {"server_id", x.server_id},
+              {"tool", x.tool()},
+              {"server_id", x.server_id()},
               {"why", name_of(x.why)}};
 }
 
 result<policy_decision> decode_decision(const json& x, const std::string& path) {
   reader r{x, path, {"origin", "tool", "server_id", "why"}};
-  policy_decision out;
-  r.choice("origin", out.origin);
-  r.text("tool", out.tool, rule::tool);
-  r.text("server_id", out.server_id, rule::server_id_or_empty);
-  r.choice("why", out.why);
-  return r.finish(std::move(out));
+  tool_origin origin = tool_origin::internal;
+  std::string tool;
+  std::string server_id;
+  reason why = reason::not_granted;
+  r.choice("origin", origin);
+  r.text("tool", tool, rule::tool);
+  r.text("server_id", server_id, rule::server_id_or_empty);
+  r.choice("why", why);
+  return r.finish(policy_decision{origin, tool, server_id, why});
 }
 
 // -- projection entries ----------------------------------------------------------------------
@@ -1005,6 +1019,12 @@ nlohmann::json to_json(const mcp_server_record& x, bool with_cached_tools) {
                            {"read_only_hint", def.read_only_hint},
                            {"destructive_hint", def.destructive_hint}});
     out["cached_tools"] = std::move(tools);
+    if (!x.sealed_headers.empty())
+      out["sealed_headers"] = x.sealed_headers;
+  } else {
+    // Listings: what an operator needs, never the sealed headers.
+    out["has_headers"] = !x.sealed_headers.empty();
+    out["tool_count"] = x.cached_tools.size();
   }
   return out;
 }

@@ -123,7 +123,7 @@ std::vector<event_draft> pending_migrations(const loaded_tenant& t, const id_mak
       for (const auto& tool : exa->tools)
         if (tool.starter_grant)
           s.allowed_tools.push_back(tool.name);
-      s.cached_tools = exa->curated_tools;
+      s.cached_tools = tool_cache{exa->curated_tools};
       s.cache_version = exa->curated_version;
       s.discovered_us = now_us;
       out.push_back(tenant_events::server_upserted(s));

@@ -29,11 +29,17 @@ struct mcp_server_record {
   transport_kind transport = transport_kind::streamable_http;
   std::string url;
   auth_mode auth = auth_mode::none;
+  /// The static headers sent to the server (api-key or static-headers auth),
+  /// sealed by the vault for (tenant, server id); empty when none. Never
+  /// opened except to connect.
+  std::string sealed_headers;
   bool enabled = false;
   bool trusted = false;
-  bool connected = false;                    ///< the last explicit connection test succeeded
-  std::vector<std::string> allowed_tools;    ///< explicit allowlist
-  std::vector<tool_definition> cached_tools; ///< bounded discovery cache
+  bool connected = false;                 ///< the last explicit connection test succeeded
+  std::vector<std::string> allowed_tools; ///< explicit allowlist
+  /// Bounded discovery cache: immutable and shared (see tool_cache); a
+  /// change replaces it whole.
+  tool_cache cached_tools;
   std::string cache_version;
   int64_t discovered_us = 0;
 };

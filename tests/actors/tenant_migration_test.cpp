@@ -53,14 +53,16 @@ void write_existing_tenant(const test::temp_dir& dir) {
     s.enabled = s.trusted = s.connected = true;
     s.cache_version = "v1";
     s.discovered_us = 1;
+    std::vector<tool_definition> cached;
     for (int tool_idx = 0; tool_idx < 40; ++tool_idx) {
       tool_definition def;
       def.name = "svc" + std::to_string(server_idx) + "_tool_" + std::to_string(tool_idx);
       def.description = "Lists or updates records of service " + std::to_string(server_idx) + ".";
       def.input_schema = R"({"type":"object","properties":{"query":{"type":"string"}}})";
       s.allowed_tools.push_back(def.name);
-      s.cached_tools.push_back(def);
+      cached.push_back(def);
     }
+    s.cached_tools = tool_cache{std::move(cached)};
     cfg.push_back(tenant_events::server_upserted(s));
     for (const auto& name : s.allowed_tools)
       cfg.push_back(tenant_events::grant_set({"a_old", s.server_id, name, grant_decision::allow}));

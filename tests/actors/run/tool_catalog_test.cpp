@@ -144,8 +144,8 @@ TEST_CASE("resolve returns the origin server and tool an id stands for") {
 TEST_CASE("an id from another run resolves to nothing") {
   auto w = long_tail_world();
   auto view = w.view();
-  auto first = make_tool_catalog(view.catalog);
-  auto second = make_tool_catalog(view.catalog);
+  auto first = make_tool_catalog(view);
+  auto second = make_tool_catalog(view);
   REQUIRE(first.is_ok());
   REQUIRE(second.is_ok());
   REQUIRE(first->size() == second->size());

@@ -3,6 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <map>
+#include <random>
 #include <regex>
 #include <set>
 
@@ -20,7 +23,7 @@ namespace {
 std::set<std::string> names_of(const std::vector<view_entry>& entries) {
   std::set<std::string> out;
   for (const auto& e : entries)
-    out.insert(e.model_name);
+    out.insert(std::string{e.model_name()});
   return out;
 }
 
@@ -30,7 +33,144 @@ tool_definition definition_of_size(const std::string& name, std::size_t bytes) {
   return definition(name, std::string(bytes - name.size() - schema.size(), 'd'), schema);
 }
 
+/// The naming rule of tool_view.hpp, written out plainly: counts of every
+/// name, then rounds in which every shared external name moves one level up.
+/// `externals` are (server id, server slug, tool) with model-safe tool names.
+struct naming_reference {
+  static std::string hash6(const std::string& text) {
+    uint64_t h = 14695981039346656037ull;
+    for (unsigned char ch : text) {
+      h ^= ch;
+      h *= 1099511628211ull;
+    }
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "%06x", static_cast<unsigned>(h >> 40));
+    return buf;
+  }
+
+  static std::string fit(const std::string& base, const std::string& suffix) {
+    auto keep = suffix.size() < 64 ? 64 - suffix.size() : 0;
+    return base.substr(0, keep) + suffix;
+  }
+
+  struct external {
+    std::string server_id;
+    std::string slug;
+    std::string tool;
+  };
+
+  static std::vector<std::string> names(const std::vector<std::string>& internal,
+                                        const std::vector<external>& externals) {
+    std::map<std::string, int> uses;
+    for (const auto& name : internal)
+      ++uses[name];
+    for (const char* reserved : {"tool_search", "tool_describe", "tool_call"})
+      uses[reserved] += 2;
+    std::vector<std::string> out;
+    std::vector<int> levels(externals.size(), 0);
+    for (const auto& x : externals)
+      ++uses[out.emplace_back(x.tool)];
+    for (int round = 0; round < 16; ++round) {
+      std::vector<std::size_t> clashing;
+      for (std::size_t idx = 0; idx < out.size(); ++idx)
+        if (uses[out[idx]] > 1)
+          clashing.push_back(idx);
+      if (clashing.empty())
+        break;
+      for (auto idx : clashing) {
+        const auto& x = externals[idx];
+        --uses[out[idx]];
+        auto level = ++levels[idx];
+        auto server = "__" + x.slug;
+        auto ordinal = internal.size() + idx;
+        out[idx] = level == 1   ? fit(x.tool, server)
+                   : level == 2 ? fit(x.tool, server + "_" + hash6(x.server_id))
+                   : level == 3
+                     ? fit(x.tool, server + "_" + hash6(x.server_id + '\0' + x.tool))
+                     : fit(x.tool, server + "_" + hash6(x.server_id) + "_" + std::to_string(ordinal)
+                                     + "_" + std::to_string(level));
+        ++uses[out[idx]];
+      }
+    }
+    return out;
+  }
+};
+
 } // namespace
+
+TEST_CASE("names follow the clash rounds for random mixes of shared and suffix-like names") {
+  std::mt19937_64 rng{0x7001'5eed};
+  auto below = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
+  const std::vector<std::string> labels{"alpha", "beta", "gamma", "alpha"};
+  const auto& internal_name = internal_tools()[0].name;
+  for (int case_idx = 0; case_idx < 300; ++case_idx) {
+    CAPTURE(case_idx);
+    tool_world w;
+    w.allow_internal(1);
+    // Tool names that clash across servers, and names that equal what a
+    // clash composes ("search__alpha"), so later rounds meet settled names.
+    std::vector<std::string> pool{"search", "list", "tool_call", internal_name};
+    for (const auto& label : labels)
+      pool.push_back("search__" + label);
+    pool.push_back("search__alpha_" + naming_reference::hash6("s_0"));
+    std::vector<naming_reference::external> expected_input;
+    auto servers = 2 + below(4);
+    for (std::size_t server_idx = 0; server_idx < servers; ++server_idx) {
+      auto id = "s_" + std::to_string(server_idx);
+      const auto& label = labels[below(labels.size())];
+      w.server(id, label);
+      std::set<std::string> tools;
+      for (auto count = 1 + below(5); tools.size() < count;)
+        tools.insert(pool[below(pool.size())]);
+      if (below(2) == 0)
+        tools.insert("own_" + std::to_string(server_idx)); // a name of its own
+      for (const auto& tool : tools) {
+        w.allow_mcp(id, definition(tool));
+        expected_input.push_back({id, label, tool});
+      }
+    }
+    auto expected = naming_reference::names({internal_name}, expected_input);
+    for (auto kind : {view_kind::text, view_kind::voice}) {
+      auto view = w.view(kind);
+      for (std::size_t idx = 0; idx < expected_input.size(); ++idx) {
+        const auto& x = expected_input[idx];
+        const auto* e = find_entry(view.direct, x.server_id, x.tool);
+        if (e == nullptr)
+          e = find_entry(view.catalog, x.server_id, x.tool);
+        REQUIRE(e != nullptr);
+        CHECK(e->model_name() == expected[idx]);
+      }
+      CHECK(std::is_sorted(
+        view.catalog.begin(), view.catalog.end(),
+        [](const view_entry& x, const view_entry& y) { return x.model_name() < y.model_name(); }));
+    }
+  }
+}
+
+TEST_CASE("a view keeps its text after the tenant's caches change or go") {
+  tool_world w;
+  w.server("s_gh", "GitHub");
+  w.allow_mcp("s_gh", definition("search", "Search code.", R"({"type":"object"})", "Search"));
+  w.server("s_no", "Notion");
+  w.allow_mcp("s_no", definition("search", "Search pages."));
+  auto view = w.view();
+  // Rediscovery replaces a cache; a deleted server takes its record along.
+  w.tenant.servers.at("s_gh").cached_tools = tool_cache{{definition("other")}};
+  w.tenant.servers.erase("s_no");
+  auto copy = view;
+  view = tool_view{};
+  const auto* gh = find_entry(copy.direct, "s_gh", "search");
+  const auto* no = find_entry(copy.direct, "s_no", "search");
+  REQUIRE(gh != nullptr);
+  REQUIRE(no != nullptr);
+  CHECK(gh->model_name() == "search__github");
+  CHECK(gh->title() == "Search");
+  CHECK(gh->description() == "Search code.");
+  CHECK(gh->input_schema() == R"({"type":"object"})");
+  CHECK(gh->server_slug() == "github");
+  CHECK(no->model_name() == "search__notion");
+  CHECK(no->description() == "Search pages.");
+}
 
 TEST_CASE("a small catalog attaches every schema directly") {
   tool_world w;
@@ -47,18 +187,18 @@ TEST_CASE("a small catalog attaches every schema directly") {
   CHECK(view.find_direct("tool_search") == nullptr);
   // Internal tools first, from the registry.
   for (std::size_t idx = 0; idx < 2; ++idx) {
-    CHECK(view.direct[idx].model_name == internal_tools()[idx].name);
-    CHECK(view.direct[idx].description == internal_tools()[idx].description);
-    CHECK(view.direct[idx].input_schema == internal_tools()[idx].input_schema);
+    CHECK(view.direct[idx].model_name() == internal_tools()[idx].name);
+    CHECK(view.direct[idx].description() == internal_tools()[idx].description);
+    CHECK(view.direct[idx].input_schema() == internal_tools()[idx].input_schema);
     CHECK(view.direct[idx].origin == tool_origin::internal);
   }
   // MCP tools from the server's cached definition.
   const auto* create = view.find_direct("create_issue");
   REQUIRE(create != nullptr);
   CHECK(create->origin == tool_origin::mcp);
-  CHECK(create->server_id == "s_gh");
-  CHECK(create->description == "Create an issue.");
-  CHECK(create->input_schema == R"({"type":"object"})");
+  CHECK(create->server_id() == "s_gh");
+  CHECK(create->description() == "Create an issue.");
+  CHECK(create->input_schema() == R"({"type":"object"})");
   CHECK(view.find_direct("place_call") != nullptr);
 }
 
@@ -73,15 +213,15 @@ TEST_CASE("ten external tools move the long tail behind the catalog tools") {
   CHECK(view.catalog.size() == 10);
   // The model sees the internal tools and the three catalog tools only.
   REQUIRE(view.direct.size() == 6);
-  CHECK(view.direct[3].model_name == "tool_search");
+  CHECK(view.direct[3].model_name() == "tool_search");
   CHECK(view.direct[3].role == view_role::catalog_search);
-  CHECK(view.direct[4].model_name == "tool_describe");
+  CHECK(view.direct[4].model_name() == "tool_describe");
   CHECK(view.direct[4].role == view_role::catalog_describe);
-  CHECK(view.direct[5].model_name == "tool_call");
+  CHECK(view.direct[5].model_name() == "tool_call");
   CHECK(view.direct[5].role == view_role::catalog_call);
   for (const auto& e : view.catalog) {
     CHECK(e.origin == tool_origin::mcp);
-    CHECK(e.server_id == "s_gh");
+    CHECK(e.server_id() == "s_gh");
   }
 }
 
@@ -161,7 +301,7 @@ TEST_CASE("route-selected implementations stay direct in catalog mode") {
   REQUIRE(view.catalog_mode);
   const auto* search = view.find_direct("web_search_exa");
   REQUIRE(search != nullptr);
-  CHECK(search->route_action == "web.search");
+  CHECK(search->route_action() == "web.search");
   CHECK(find_entry(view.catalog, "s_exa", "web_search_exa") == nullptr);
   // The other tool of the same server is long tail.
   CHECK(find_entry(view.catalog, "s_exa", "web_fetch_exa") != nullptr);
@@ -205,7 +345,7 @@ TEST_CASE("a tool without a cached definition is not in the view") {
   CHECK(view.external_tools == 8);
   CHECK_FALSE(view.catalog_mode);
   for (const auto& e : view.direct)
-    CHECK_FALSE(e.input_schema.empty());
+    CHECK_FALSE(e.input_schema().empty());
 }
 
 TEST_CASE("colliding MCP tool names are suffixed with their server") {
@@ -222,8 +362,8 @@ TEST_CASE("colliding MCP tool names are suffixed with their server") {
   const auto* no = find_entry(view.direct, "s_no", "search");
   REQUIRE(gh != nullptr);
   REQUIRE(no != nullptr);
-  CHECK(gh->model_name == "search__github");
-  CHECK(no->model_name == "search__notion");
+  CHECK(gh->model_name() == "search__github");
+  CHECK(no->model_name() == "search__notion");
   // A name nobody else uses stays as it is.
   CHECK(view.find_direct("create_ticket") != nullptr);
 }
@@ -242,10 +382,10 @@ TEST_CASE("disambiguated names do not depend on snapshot order") {
   REQUIRE(a != nullptr);
   REQUIRE(b != nullptr);
   // Same label: the server id's hash tells them apart.
-  CHECK(a->model_name != b->model_name);
-  CHECK(a->model_name.rfind("search__work_", 0) == 0);
-  CHECK(find_entry(second.direct, "s_a", "search")->model_name == a->model_name);
-  CHECK(find_entry(second.direct, "s_b", "search")->model_name == b->model_name);
+  CHECK(a->model_name() != b->model_name());
+  CHECK(a->model_name().rfind("search__work_", 0) == 0);
+  CHECK(find_entry(second.direct, "s_a", "search")->model_name() == a->model_name());
+  CHECK(find_entry(second.direct, "s_b", "search")->model_name() == b->model_name());
 }
 
 TEST_CASE("an external tool never takes an internal or catalog tool name") {
@@ -264,8 +404,8 @@ TEST_CASE("an external tool never takes an internal or catalog tool name") {
   CHECK(view.find_direct("tool_call")->role == view_role::catalog_call);
   const auto* impostor = find_entry(view.catalog, "s_x", internal_name);
   REQUIRE(impostor != nullptr);
-  CHECK(impostor->model_name == internal_name + "__gateway");
-  CHECK(find_entry(view.catalog, "s_x", "tool_call")->model_name == "tool_call__gateway");
+  CHECK(impostor->model_name() == internal_name + "__gateway");
+  CHECK(find_entry(view.catalog, "s_x", "tool_call")->model_name() == "tool_call__gateway");
 }
 
 TEST_CASE("model-facing names are unique and use only letters digits underscore and hyphen") {
@@ -285,9 +425,9 @@ TEST_CASE("model-facing names are unique and use only letters digits underscore 
     std::regex allowed{"^[A-Za-z0-9_-]{1,64}$"};
     for (const auto* list : {&view.direct, &view.catalog})
       for (const auto& e : *list) {
-        CAPTURE(e.model_name);
-        CHECK(std::regex_match(e.model_name, allowed));
-        CHECK(seen.insert(e.model_name).second);
+        CAPTURE(e.model_name());
+        CHECK(std::regex_match(std::string{e.model_name()}, allowed));
+        CHECK(seen.insert(std::string{e.model_name()}).second);
       }
     CHECK(seen.size() == view.direct.size() + view.catalog.size());
   }
@@ -300,9 +440,9 @@ TEST_CASE("a place-call tool gets a built-in schema without a run id") {
   const auto* call = view.find_direct("place_call");
   REQUIRE(call != nullptr);
   CHECK(call->origin == tool_origin::integration);
-  CHECK(call->server_id == "ph_1");
-  CHECK(call->description.find("Telnyx") != std::string::npos);
-  auto schema = nlohmann::json::parse(call->input_schema);
+  CHECK(call->server_id() == "ph_1");
+  CHECK(call->description().find("Telnyx") != std::string::npos);
+  auto schema = nlohmann::json::parse(call->input_schema());
   CHECK(schema["required"] == nlohmann::json::array({"contact_id", "objective"}));
   CHECK(schema["properties"]["objective"]["maxLength"].get<int>() > 0);
   CHECK(schema["additionalProperties"] == false);
@@ -315,8 +455,8 @@ TEST_CASE("two phone integrations get distinct place-call names") {
   w.allow_place_call("ph_1", phone_provider::twilio);
   w.allow_place_call("ph_2", phone_provider::telnyx);
   auto view = w.view();
-  CHECK(find_entry(view.direct, "ph_1", "place_call")->model_name == "place_call__twilio");
-  CHECK(find_entry(view.direct, "ph_2", "place_call")->model_name == "place_call__telnyx");
+  CHECK(find_entry(view.direct, "ph_1", "place_call")->model_name() == "place_call__twilio");
+  CHECK(find_entry(view.direct, "ph_2", "place_call")->model_name() == "place_call__telnyx");
 }
 
 TEST_CASE("the catalog tools carry bounded schemas") {
@@ -325,20 +465,20 @@ TEST_CASE("the catalog tools carry bounded schemas") {
   w.allow_many("s_gh", "gh_tool", 10);
   auto view = w.view();
   REQUIRE(view.catalog_mode);
-  auto search = nlohmann::json::parse(view.find_direct("tool_search")->input_schema);
+  auto search = nlohmann::json::parse(view.find_direct("tool_search")->input_schema());
   CHECK(search["properties"]["query"]["maxLength"] == 512);
   CHECK(search["properties"]["limit"]["maximum"] == 20);
   CHECK(search["required"] == nlohmann::json::array({"query"}));
-  auto describe = nlohmann::json::parse(view.find_direct("tool_describe")->input_schema);
+  auto describe = nlohmann::json::parse(view.find_direct("tool_describe")->input_schema());
   CHECK(describe["required"] == nlohmann::json::array({"id"}));
-  auto call = nlohmann::json::parse(view.find_direct("tool_call")->input_schema);
+  auto call = nlohmann::json::parse(view.find_direct("tool_call")->input_schema());
   CHECK(call["required"] == nlohmann::json::array({"id", "arguments"}));
   CHECK(call["properties"]["arguments"]["type"] == "object");
   std::regex id_pattern{call["properties"]["id"]["pattern"].get<std::string>()};
   CHECK(std::regex_match("ct_" + std::string(22, 'A'), id_pattern));
   CHECK_FALSE(std::regex_match("ct_" + std::string(21, 'A'), id_pattern));
   // tool_search tells the model how many tools are behind it.
-  CHECK(view.find_direct("tool_search")->description.find("10 further") != std::string::npos);
+  CHECK(view.find_direct("tool_search")->description().find("10 further") != std::string::npos);
 }
 
 TEST_CASE("every schema in the view is a JSON object") {
@@ -351,8 +491,8 @@ TEST_CASE("every schema in the view is a JSON object") {
     auto view = w.view(kind);
     for (const auto* list : {&view.direct, &view.catalog})
       for (const auto& e : *list) {
-        CAPTURE(e.model_name);
-        auto schema = nlohmann::json::parse(e.input_schema, nullptr, false);
+        CAPTURE(e.model_name());
+        auto schema = nlohmann::json::parse(e.input_schema(), nullptr, false);
         CHECK(schema.is_object());
         CHECK(e.schema_tokens > 0);
       }
@@ -381,7 +521,7 @@ TEST_CASE("the weather tool's description tells the model to call it directly wi
   const auto* plain = test::find_entry(view.direct, "s_other", "lookup_weather");
   REQUIRE(curated != nullptr);
   REQUIRE(plain != nullptr);
-  CHECK(curated->description.find("directly with a specific address") != std::string::npos);
-  CHECK(curated->description.rfind("Weather for a location.", 0) == 0);
-  CHECK(plain->description == "Weather for a location.");
+  CHECK(curated->description().find("directly with a specific address") != std::string::npos);
+  CHECK(curated->description().rfind("Weather for a location.", 0) == 0);
+  CHECK(plain->description() == "Weather for a location.");
 }

@@ -29,12 +29,13 @@ inline mcp_server_record server_from_preset(std::string server_id, std::string_v
     s.url = "https://mcp.example.com/mcp";
   s.auth = p->auth;
   s.enabled = s.trusted = s.connected = true;
+  std::vector<tool_definition> cached;
   for (const auto& t : p->tools) {
     tool_definition def;
     def.name = t.name;
     def.description = t.name + " tool";
     def.input_schema = R"({"type":"object"})";
-    s.cached_tools.push_back(def);
+    cached.push_back(def);
     if (t.starter_grant)
       s.allowed_tools.push_back(t.name);
   }
@@ -42,9 +43,10 @@ inline mcp_server_record server_from_preset(std::string server_id, std::string_v
     tool_definition def;
     def.name = name;
     def.input_schema = R"({"type":"object"})";
-    s.cached_tools.push_back(def);
+    cached.push_back(def);
     s.allowed_tools.push_back(name);
   }
+  s.cached_tools = tool_cache{std::move(cached)};
   return s;
 }
 
@@ -57,13 +59,15 @@ inline mcp_server_record custom_server(std::string server_id, std::vector<std::s
   s.tenant_id = "t_a";
   s.url = std::move(url);
   s.enabled = s.trusted = s.connected = true;
+  std::vector<tool_definition> cached;
   for (auto& name : tools) {
     tool_definition def;
     def.name = name;
     def.input_schema = R"({"type":"object"})";
-    s.cached_tools.push_back(def);
+    cached.push_back(def);
     s.allowed_tools.push_back(name);
   }
+  s.cached_tools = tool_cache{std::move(cached)};
   return s;
 }
 
@@ -75,6 +79,15 @@ inline tenant_state base_tenant() {
   t.agents.push_back({other_agent, "Other", false});
   t.servers.emplace("s_exa", server_from_preset("s_exa", preset_ids::exa));
   return t;
+}
+
+/// `server`'s cache with `edit` applied to a copy of its definitions (a
+/// cache is immutable: a change builds a new one).
+template <class Edit>
+void edit_cache(mcp_server_record& server, Edit edit) {
+  auto definitions = server.cached_tools.definitions();
+  edit(definitions);
+  server.cached_tools = tool_cache{std::move(definitions)};
 }
 
 inline void grant(tenant_state& t, std::string agent, std::string server, std::string tool,
@@ -104,7 +117,7 @@ inline bool has_internal(const effective_policy& p, std::string_view tool) {
 
 inline reason why(const effective_policy& p, std::string_view server, std::string_view tool) {
   for (const auto& d : p.decisions)
-    if (d.server_id == server && d.tool == tool)
+    if (d.server_id() == server && d.tool() == tool)
       return d.why;
   return reason::unknown_tool;
 }

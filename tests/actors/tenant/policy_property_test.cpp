@@ -52,7 +52,7 @@ struct generator {
     for (auto& def : s.cached_tools)
       if (coin(0.9))
         cached.push_back(def);
-    s.cached_tools = cached;
+    s.cached_tools = tool_cache{std::move(cached)};
     return s;
   }
 
@@ -113,9 +113,9 @@ struct generator {
 bool is_web_search_member(const tenant_state& t, const snapshot_tool& tool) {
   if (tool.origin != tool_origin::mcp)
     return false;
-  auto preset = t.servers.at(tool.server_id).preset_id;
+  auto preset = t.servers.at(std::string{tool.server_id()}).preset_id;
   for (const auto& m : route_groups().front().members)
-    if (m.tool == tool.name
+    if (m.tool == tool.name()
         && (m.preset_id == preset
             || (m.preset_id == preset_ids::exa && preset == preset_ids::exa_api_key)))
       return true;
@@ -136,23 +136,23 @@ TEST_CASE("a snapshot never holds a tool the base policy refuses or another tena
     for (const auto& tool : p.tools) {
       ++tools_seen;
       // Allowed by the persisted grants (with defaults) and server checks.
-      auto base = check_grant(t, agent, tool.server_id, tool.name);
+      auto base = check_grant(t, agent, tool.server_id(), tool.name());
       if (!base.allowed())
-        FAIL_CHECK("case " << case_idx << ": " << tool.name << " on '" << tool.server_id
+        FAIL_CHECK("case " << case_idx << ": " << tool.name() << " on '" << tool.server_id()
                            << "' is in the snapshot but the base policy says "
                            << to_string(base.why));
       // Never a server of another tenant.
-      if (tool.origin == tool_origin::mcp && t.servers.count(tool.server_id) != 1)
-        FAIL_CHECK("case " << case_idx << ": foreign server " << tool.server_id);
-      if (tool.origin == tool_origin::integration && tool.server_id != "ph_1")
-        FAIL_CHECK("case " << case_idx << ": foreign integration " << tool.server_id);
+      if (tool.origin == tool_origin::mcp && t.servers.count(std::string{tool.server_id()}) != 1)
+        FAIL_CHECK("case " << case_idx << ": foreign server " << tool.server_id());
+      if (tool.origin == tool_origin::integration && tool.server_id() != "ph_1")
+        FAIL_CHECK("case " << case_idx << ": foreign integration " << tool.server_id());
     }
     // Every decision's tool is in the snapshot exactly when it is allowed.
     std::size_t allowed = 0;
     for (const auto& d : p.decisions)
       if (d.allowed()) {
         ++allowed;
-        if (p.find(d.server_id, d.tool) == nullptr)
+        if (p.find(d.server_id(), d.tool()) == nullptr)
           FAIL_CHECK("case " << case_idx << ": allowed decision without a tool");
       }
     if (allowed != p.tools.size())
@@ -179,9 +179,9 @@ TEST_CASE("routes expose at most one implementation and pinned routes never fall
         continue;
       ++pinned_cases;
       for (const auto* m : members)
-        if (m->server_id != r.pinned_server_id || m->name != r.pinned_tool)
-          FAIL_CHECK("case " << case_idx << ": pinned route fell back to " << m->name << " on "
-                             << m->server_id);
+        if (m->server_id() != r.pinned_server_id || m->name() != r.pinned_tool)
+          FAIL_CHECK("case " << case_idx << ": pinned route fell back to " << m->name() << " on "
+                             << m->server_id());
     }
   }
   CHECK(pinned_cases > 1000);
@@ -196,18 +196,20 @@ TEST_CASE("channel intersections hold for every random tenant") {
     auto caller = gen.coin() ? "+15550000001" : "+15550000002";
     auto p = compose(t, c, default_agent, caller, &parent);
     for (const auto& tool : p.tools) {
-      bool schedule = tool.name == "create_agent_schedule" && tool.origin == tool_origin::internal;
+      bool schedule =
+        tool.name() == "create_agent_schedule" && tool.origin == tool_origin::internal;
       if (schedule && c != channel::owner_text_chat)
         FAIL_CHECK("case " << case_idx << ": schedule on " << to_string(c));
       if ((c == channel::sms || c == channel::whatsapp) && tool.mutating)
-        FAIL_CHECK("case " << case_idx << ": mutating " << tool.name << " on messaging");
+        FAIL_CHECK("case " << case_idx << ": mutating " << tool.name() << " on messaging");
       if (c == channel::phone_call && p.caller == caller_class::limited
-          && (tool.name != "web_search_exa" || !is_canonical_exa(t.servers.at(tool.server_id))))
-        FAIL_CHECK("case " << case_idx << ": limited caller got " << tool.name);
+          && (tool.name() != "web_search_exa"
+              || !is_canonical_exa(t.servers.at(std::string{tool.server_id()}))))
+        FAIL_CHECK("case " << case_idx << ": limited caller got " << tool.name());
       if (c == channel::subagent
-          && (parent.find(tool.server_id, tool.name) == nullptr
-              || tool.name == "delegate_agent_task"))
-        FAIL_CHECK("case " << case_idx << ": child expanded to " << tool.name);
+          && (parent.find(tool.server_id(), tool.name()) == nullptr
+              || tool.name() == "delegate_agent_task"))
+        FAIL_CHECK("case " << case_idx << ": child expanded to " << tool.name());
     }
   }
 }

@@ -2,6 +2,8 @@
 // TEST_CASE is named after the rule it proves (see actors/tenant/README.md).
 #include <doctest/doctest.h>
 
+#include <optional>
+
 #include "tests/actors/tenant/policy_fixtures.hpp"
 
 using namespace voxos;
@@ -171,7 +173,8 @@ TEST_CASE("disabling the Exa server removes it from newly created text runs and 
 TEST_CASE("only tools returned by cache or live discovery are exposed") {
   auto t = base_tenant();
   auto& exa = t.servers.at("s_exa");
-  exa.cached_tools.erase(exa.cached_tools.begin()); // web_search_exa's schema is missing
+  // web_search_exa's schema is missing
+  edit_cache(exa, [](auto& defs) { defs.erase(defs.begin()); });
   auto missing = t.servers.at("s_exa").allowed_tools.front();
   auto p = compose(t);
   CHECK_FALSE(has(p, "s_exa", missing));
@@ -185,7 +188,7 @@ TEST_CASE("an MCP tool needs an explicit allowlist and a grant") {
   tool_definition def;
   def.name = "search_repositories";
   def.input_schema = R"({"type":"object"})";
-  github.cached_tools.push_back(def);
+  edit_cache(github, [&](auto& defs) { defs.push_back(def); });
   t.servers.emplace("s_gh", github);
   grant(t, default_agent, "s_gh", "search_repositories");
   CHECK(why(compose(t), "s_gh", "search_repositories") == reason::not_allowlisted);
@@ -221,8 +224,8 @@ tenant_state search_providers() {
 int web_search_members(const effective_policy& p) {
   int count = 0;
   for (const auto& tool : p.tools)
-    if (tool.name == "web_search_exa" || tool.name == "tavily-search"
-        || tool.name == "firecrawl_search" || tool.name == "browserless_search")
+    if (tool.name() == "web_search_exa" || tool.name() == "tavily-search"
+        || tool.name() == "firecrawl_search" || tool.name() == "browserless_search")
       ++count;
   return count;
 }
@@ -279,7 +282,7 @@ TEST_CASE("a route pinned to a server of another tenant exposes nothing") {
   auto p = compose(t);
   CHECK(web_search_members(p) == 0);
   for (const auto& tool : p.tools)
-    CHECK(tool.server_id != "s_elsewhere");
+    CHECK(tool.server_id() != "s_elsewhere");
 }
 
 TEST_CASE("the web search route leaves other tools of the same servers alone") {
@@ -369,10 +372,10 @@ TEST_CASE(
     auto p = compose(t, c, default_agent, "+15550000002");
     CHECK(p.caller == caller_class::unknown);
     for (const auto& tool : p.tools) {
-      CAPTURE(tool.name);
+      CAPTURE(tool.name());
       bool docs_or_time =
-        tool.origin == tool_origin::internal && find_internal_tool(tool.name)->global_read_only;
-      bool exa_search = tool.server_id == "s_exa" && tool.name == "web_search_exa";
+        tool.origin == tool_origin::internal && find_internal_tool(tool.name())->global_read_only;
+      bool exa_search = tool.server_id() == "s_exa" && tool.name() == "web_search_exa";
       CHECK((docs_or_time || exa_search));
     }
     CHECK(has(p, "s_exa", "web_search_exa"));
@@ -435,7 +438,7 @@ TEST_CASE("a child run does not inherit delegate_agent_task and cannot expand th
   CHECK(why(child, "s_exa", "web_fetch_exa") == reason::parent_not_granted);
   CHECK_FALSE(has_internal(child, "create_agent_memory"));
   for (const auto& tool : child.tools)
-    CHECK(parent.find(tool.server_id, tool.name) != nullptr);
+    CHECK(parent.find(tool.server_id(), tool.name()) != nullptr);
   // No parent snapshot, no tools.
   CHECK(compose(t, channel::subagent, other_agent).tools.empty());
 }
@@ -484,6 +487,41 @@ TEST_CASE("execution inside a run checks the snapshot") {
   // A grant made after the snapshot does not reach the running run.
   grant(t, default_agent, "", "search_contacts");
   CHECK(check_call(p, "", "search_contacts").why == reason::not_in_snapshot);
+}
+
+TEST_CASE("a snapshot keeps its names after its index and the tenant's state are gone") {
+  std::optional<effective_policy> p;
+  policy_decision answer;
+  {
+    auto t = base_tenant();
+    policy_index index{t};
+    run_context ctx;
+    ctx.run_id = "r_1";
+    ctx.agent_id = default_agent;
+    p = compose_policy(index, ctx, 1);
+    answer = check_call(*p, "s_exa", "web_search_exa");
+  }
+  CHECK(has(*p, "s_exa", "web_search_exa"));
+  CHECK(why(*p, "s_exa", "web_search_exa") == reason::platform_default);
+  auto copy = *p;
+  p.reset();
+  CHECK(has(copy, "s_exa", "web_search_exa"));
+  // The answer of check_call owns its text.
+  CHECK(answer.tool() == "web_search_exa");
+  CHECK(answer.server_id() == "s_exa");
+}
+
+TEST_CASE("a kept policy index composes the configuration it was built from") {
+  auto t = base_tenant();
+  policy_index index{t};
+  run_context ctx;
+  ctx.run_id = "r_1";
+  ctx.agent_id = default_agent;
+  // A later change reaches runs composed from a rebuilt index only.
+  grant(t, default_agent, "s_exa", "web_search_exa", grant_decision::deny);
+  CHECK(has(compose_policy(index, ctx, 1), "s_exa", "web_search_exa"));
+  CHECK_FALSE(has(compose_policy(policy_index{t}, ctx, 1), "s_exa", "web_search_exa"));
+  CHECK(index.tenant_id() == "t_a");
 }
 
 TEST_CASE("an action outside any run checks the persisted grant") {

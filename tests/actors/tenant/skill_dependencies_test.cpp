@@ -50,14 +50,15 @@ TEST_CASE("a blocking dependency names its reason and blocks only that skill") {
      "untrusted"},
     {"failed", [](mcp_server_record& s) { s.connected = false; }, skill_readiness::blocked,
      "failed"},
-    {"undiscovered", [](mcp_server_record& s) { s.cached_tools.pop_back(); },
+    {"undiscovered",
+     [](mcp_server_record& s) { edit_cache(s, [](auto& defs) { defs.pop_back(); }); },
      skill_readiness::blocked, "undiscovered"},
     {"unallowed", [](mcp_server_record& s) { s.allowed_tools = {"airbnb_search"}; },
      skill_readiness::blocked, "not_allowed"},
     {"untested",
      [](mcp_server_record& s) {
        s.connected = false;
-       s.cached_tools.clear();
+       s.cached_tools = {};
        s.discovered_us = 0;
      },
      skill_readiness::warning, "untested"},
@@ -67,8 +68,10 @@ TEST_CASE("a blocking dependency names its reason and blocks only that skill") {
     auto t = ready_tenant();
     auto& bnb = t.servers.at("s_bnb");
     // Keep airbnb_listing last so "undiscovered" drops exactly that tool.
-    std::stable_partition(bnb.cached_tools.begin(), bnb.cached_tools.end(),
-                          [](const tool_definition& d) { return d.name != "airbnb_listing"; });
+    edit_cache(bnb, [](auto& defs) {
+      std::stable_partition(defs.begin(), defs.end(),
+                            [](const tool_definition& d) { return d.name != "airbnb_listing"; });
+    });
     r.change(bnb);
     auto check = check_skill(t, shortlist());
     CHECK(check.readiness == r.readiness);

@@ -33,7 +33,7 @@ constexpr const char* tenant_a = "t_a";
 
 // -- printers: every field, so comparing two prints compares two values ----------
 
-std::string q(const std::string& s) {
+std::string q(std::string_view s) {
   std::ostringstream out;
   out << std::quoted(s);
   return out.str();
@@ -121,15 +121,15 @@ std::string show(const effective_policy& x) {
                     + std::to_string(n(x.chan)) + std::to_string(n(x.caller))
                     + std::to_string(n(x.contacts)) + std::to_string(x.created_us) + "}\n";
   for (const auto& t : x.tools)
-    out += "tool{" + std::to_string(n(t.origin)) + q(t.name) + q(t.server_id)
+    out += "tool{" + std::to_string(n(t.origin)) + q(t.name()) + q(t.server_id())
            + std::to_string(n(t.risk)) + std::to_string(t.read_only) + std::to_string(t.mutating)
-           + q(t.route_action) + "}\n";
+           + q(t.route_action()) + "}\n";
   for (const auto& r : x.routes)
     out += "route{" + q(r.action) + std::to_string(n(r.mode)) + q(r.server_id) + q(r.tool) + "}\n";
   for (const auto& p : x.profiles)
     out += "offer{" + q(p.handle) + q(p.label) + q(p.primary_origin) + "}\n";
   for (const auto& d : x.decisions)
-    out += "decision{" + std::to_string(n(d.origin)) + q(d.tool) + q(d.server_id)
+    out += "decision{" + std::to_string(n(d.origin)) + q(d.tool()) + q(d.server_id())
            + std::to_string(n(d.why)) + "}\n";
   return out;
 }
@@ -154,9 +154,10 @@ mcp_server_record sample_server() {
   s.trusted = false;
   s.connected = true;
   s.allowed_tools = {"web_search_exa", "Tool.Name-2"};
-  s.cached_tools.push_back(
-    {"web_search_exa", "Search", "Searches\nthe web", R"({"type":"object"})", "", true, false});
-  s.cached_tools.push_back({"Tool.Name-2", "", "", "{}", R"({"type":"string"})", false, true});
+  s.cached_tools = tool_cache{{
+    {"web_search_exa", "Search", "Searches\nthe web", R"({"type":"object"})", "", true, false},
+    {"Tool.Name-2", "", "", "{}", R"({"type":"string"})", false, true},
+  }};
   s.cache_version = "v7";
   s.discovered_us = 1'700'000'000'000'000;
   return s;
@@ -314,7 +315,7 @@ TEST_CASE("a server listing leaves out the discovery cache and decodes without i
   auto back = te::server_from_json(doc);
   REQUIRE(back);
   auto expected = sample_server();
-  expected.cached_tools.clear();
+  expected.cached_tools = {};
   CHECK(show(*back) == show(expected));
 }
 
@@ -441,7 +442,7 @@ TEST_CASE("a set replaces the entity with the same identity") {
   auto s = sample_server();
   REQUIRE(te::apply(te::server_upserted(s), state).is_ok());
   s.enabled = false;
-  s.cached_tools.clear();
+  s.cached_tools = {};
   REQUIRE(te::apply(te::server_upserted(s), state).is_ok());
   REQUIRE(state.state.servers.size() == 1);
   CHECK(show(state.state.servers.at("s_exa")) == show(s));
@@ -490,9 +491,11 @@ struct event_generator {
     s.connected = coin();
     for (std::size_t tool_idx = below(3); tool_idx > 0; --tool_idx)
       s.allowed_tools.push_back(pick(tools));
+    std::vector<tool_definition> cached;
     for (std::size_t tool_idx = below(3); tool_idx > 0; --tool_idx)
-      s.cached_tools.push_back({pick(tools), pick(texts), pick(texts), R"({"type":"object"})",
-                                pick(texts), coin(), coin()});
+      cached.push_back({pick(tools), pick(texts), pick(texts), R"({"type":"object"})", pick(texts),
+                        coin(), coin()});
+    s.cached_tools = tool_cache{std::move(cached)};
     s.cache_version = pick(texts);
     s.discovered_us = static_cast<int64_t>(rng() >> 1) * (coin() ? 1 : -1);
     return s;
