@@ -28,6 +28,7 @@ struct directory_state {
   static inline const char* name = "directory";
   event_store_actor store;
   node_metrics* metrics = nullptr;
+  tenant_services services;
   std::map<std::string, tenant_actor> tenants; // strong handles: tenants live with the node
   std::optional<directory_index> index;
   actor_counters* counters = nullptr;
@@ -40,7 +41,8 @@ using self_pointer = directory_actor::stateful_pointer<directory_state>;
 tenant_actor tenant_of(self_pointer self, const std::string& tenant_id) {
   auto& slot = self->state.tenants[tenant_id];
   if (!slot) {
-    slot = spawn_tenant(self->system(), tenant_id, self->state.store, *self->state.metrics);
+    slot = spawn_tenant(self->system(), tenant_id, self->state.store, *self->state.metrics,
+                        self->state.services);
     self->link_to(slot); // tenant actors go when the directory goes
   }
   return slot;
@@ -70,10 +72,12 @@ append_request directory_append(std::string type, std::string data) {
 } // namespace
 
 directory_actor::behavior_type directory_behavior(self_pointer self, event_store_actor store,
-                                                  directory_index index, node_metrics* metrics) {
+                                                  directory_index index, node_metrics* metrics,
+                                                  tenant_services services) {
   auto& st = self->state;
   st.store = std::move(store);
   st.metrics = metrics;
+  st.services = std::move(services);
   st.index.emplace(std::move(index));
   st.counters = &metrics->actor("directory");
   st.running.emplace(*st.counters);
@@ -176,8 +180,10 @@ directory_actor::behavior_type directory_behavior(self_pointer self, event_store
 }
 
 directory_actor spawn_directory(caf::actor_system& sys, event_store_actor store,
-                                directory_index index, node_metrics& metrics) {
-  return sys.spawn(directory_behavior, std::move(store), std::move(index), &metrics);
+                                directory_index index, node_metrics& metrics,
+                                tenant_services services) {
+  return sys.spawn(directory_behavior, std::move(store), std::move(index), &metrics,
+                   std::move(services));
 }
 
 } // namespace voxos

@@ -50,6 +50,7 @@ using directory_actor = caf::typed_actor<
 
 /// Spawns the directory over an index loaded from the projection.
 directory_actor spawn_directory(caf::actor_system& sys, event_store_actor store,
-                                directory_index index, node_metrics& metrics);
+                                directory_index index, node_metrics& metrics,
+                                tenant_services services);
 
 } // namespace voxos

@@ -26,6 +26,11 @@ struct http_reply {
 class running_node {
 public:
   explicit running_node(const temp_dir& dir) : dir_(dir) { start(); }
+  /// A node with `registered` URLs (e.g. loopback MCP peers for "mcp").
+  running_node(const temp_dir& dir, std::vector<node_config::registered_url> registered)
+      : dir_(dir), registered_(std::move(registered)) {
+    start();
+  }
 
   void start() {
     node_config cfg;
@@ -35,6 +40,7 @@ public:
     cfg.http.threads = 4;
     cfg.http.max_body_bytes = 64 * 1024;
     cfg.log_level = "error";
+    cfg.registered_urls = registered_;
     node_secrets secrets;
     secrets.vault_key_id = "k1";
     secrets.vault_key = std::string(32, 'k');
@@ -98,6 +104,7 @@ public:
 
 private:
   const temp_dir& dir_;
+  std::vector<node_config::registered_url> registered_;
   std::unique_ptr<voxos::node> node_;
 };
 

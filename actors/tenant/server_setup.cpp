@@ -1,0 +1,244 @@
+#include "actors/tenant/server_setup.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include <nlohmann/json.hpp>
+
+#include "actors/mcp/discovery.hpp"
+#include "config/presets.hpp"
+
+namespace voxos::server_setup {
+
+using json = nlohmann::json;
+
+namespace {
+
+constexpr std::size_t max_headers = 16;
+constexpr std::size_t max_header_name = 64;
+constexpr std::size_t max_header_value = 4096;
+constexpr std::size_t max_label = 200;
+
+/// Headers the transport sets itself; a record may not override them.
+bool is_reserved_header(std::string_view name) {
+  static constexpr std::string_view reserved[] = {"host",
+                                                  "accept",
+                                                  "content-type",
+                                                  "content-length",
+                                                  "connection",
+                                                  "transfer-encoding",
+                                                  "mcp-session-id",
+                                                  "mcp-protocol-version",
+                                                  "last-event-id",
+                                                  "upgrade",
+                                                  "te",
+                                                  "expect",
+                                                  "keep-alive",
+                                                  "proxy-authorization",
+                                                  "accept-encoding",
+                                                  "cookie"};
+  std::string lower{name};
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return std::find(std::begin(reserved), std::end(reserved), lower) != std::end(reserved);
+}
+
+bool is_token(std::string_view text) {
+  static constexpr std::string_view extra = "!#$%&'*+-.^_`|~";
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) {
+    return std::isalnum(c) != 0 || extra.find(static_cast<char>(c)) != std::string_view::npos;
+  });
+}
+
+bool is_header_value(std::string_view text) {
+  return !text.empty() && text.size() <= max_header_value
+         && std::all_of(text.begin(), text.end(),
+                        [](unsigned char c) { return c >= 0x20 && c < 0x7f; });
+}
+
+result<http_header_list> read_headers(const json& obj) {
+  if (!obj.is_object())
+    return status::error(errc::wrong_type, "headers: expected an object of strings");
+  if (obj.size() > max_headers)
+    return status::error(errc::out_of_range, "headers: at most 16");
+  http_header_list out;
+  for (const auto& [name, value] : obj.items()) {
+    if (name.size() > max_header_name || !is_token(name))
+      return status::error(errc::out_of_range, "headers: a name must be 1 to 64 token characters");
+    if (is_reserved_header(name))
+      return status::error(errc::out_of_range,
+                           "headers: a header the transport sets itself cannot be overridden");
+    if (!value.is_string())
+      return status::error(errc::wrong_type, "headers: values must be strings");
+    if (!is_header_value(value.get_ref<const std::string&>()))
+      return status::error(errc::out_of_range,
+                           "headers: a value must be 1 to 4096 visible ASCII characters");
+    out.emplace_back(name, value.get<std::string>());
+  }
+  return out;
+}
+
+result<std::string> optional_string(const json& body, const char* key) {
+  auto found = body.find(key);
+  if (found == body.end())
+    return std::string{};
+  if (!found->is_string())
+    return status::error(errc::wrong_type, std::string{key} + ": expected a string");
+  return found->get<std::string>();
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x))
+                  == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+} // namespace
+
+result<new_server> from_request(const json& body, const url_policy& policy,
+                                const std::string& tenant_id, const std::string& server_id) {
+  if (!body.is_object())
+    return status::error(errc::bad_json, "server: expected one JSON object");
+  static constexpr std::string_view known[] = {"preset_id", "variant", "url",
+                                               "transport", "label",   "headers"};
+  for (const auto& [key, value] : body.items())
+    if (std::find(std::begin(known), std::end(known), key) == std::end(known))
+      return status::error(errc::unknown_field, "server: unknown field");
+  auto preset_id = optional_string(body, "preset_id");
+  auto variant = optional_string(body, "variant");
+  auto url = optional_string(body, "url");
+  auto transport = optional_string(body, "transport");
+  auto label = optional_string(body, "label");
+  for (const auto* field : {&preset_id, &variant, &url, &transport, &label})
+    if (!*field)
+      return field->error();
+  if (label->size() > max_label)
+    return status::error(errc::out_of_range, "label: at most 200 bytes");
+  http_header_list headers;
+  if (auto found = body.find("headers"); found != body.end()) {
+    auto read = read_headers(*found);
+    if (!read)
+      return read.error();
+    headers = std::move(*read);
+  }
+
+  new_server out;
+  auto& rec = out.record;
+  rec.server_id = server_id;
+  rec.tenant_id = tenant_id;
+  if (!preset_id->empty()) {
+    const preset* p = find_preset(*preset_id);
+    if (p == nullptr)
+      return status::error(errc::not_found, "preset_id: no such preset");
+    if (!transport->empty())
+      return status::error(errc::out_of_range, "transport: set by the preset");
+    rec.preset_id = p->id;
+    rec.transport = p->transport;
+    rec.auth = p->auth;
+    std::string canonical = p->url;
+    if (!p->variants.empty()) {
+      auto chosen = std::find_if(p->variants.begin(), p->variants.end(),
+                                 [&](const preset_variant& v) { return v.id == *variant; });
+      if (chosen == p->variants.end())
+        return status::error(errc::not_found, "variant: no such variant of this preset");
+      rec.variant = chosen->id;
+      canonical = chosen->url;
+    } else if (!variant->empty()) {
+      return status::error(errc::out_of_range, "variant: this preset has none");
+    }
+    if (p->url_rule == "https_any") {
+      if (url->empty())
+        return status::error(errc::missing_field, "url: required by this preset");
+      canonical = *url;
+    } else if (!url->empty()) {
+      return status::error(errc::out_of_range, "url: set by the preset");
+    }
+    rec.url = canonical;
+    // Local Compose presets exist only where their exact URL is registered.
+    if (p->local_compose) {
+      auto checked = policy.check(canonical, "mcp");
+      if (!checked || !checked->registered)
+        return status::error(errc::forbidden,
+                             "this local preset's URL is not registered on this node");
+    }
+    switch (p->auth) {
+    case auth_mode::none:
+      if (!headers.empty())
+        return status::error(errc::out_of_range, "headers: this preset takes none");
+      break;
+    case auth_mode::static_bearer:
+      if (headers.size() != 1 || !iequals(headers.front().first, "Authorization")
+          || headers.front().second.rfind("Bearer ", 0) != 0)
+        return status::error(errc::missing_field,
+                             "headers: this preset needs exactly an Authorization: Bearer header");
+      break;
+    case auth_mode::api_key_header:
+      if (headers.size() != 1 || !iequals(headers.front().first, p->api_key_header))
+        return status::error(errc::missing_field,
+                             "headers: this preset needs exactly its API-key header");
+      break;
+    default:
+      return status::error(errc::conflict,
+                           "this preset's authorization mode cannot be set up on this node yet");
+    }
+    for (const auto& tool : p->tools)
+      if (tool.starter_grant && tool.enabled_by_default)
+        rec.allowed_tools.push_back(tool.name);
+    rec.label = label->empty() ? p->label : *label;
+  } else {
+    if (url->empty())
+      return status::error(errc::missing_field, "url: required for a custom server");
+    if (!variant->empty())
+      return status::error(errc::out_of_range, "variant: only for presets");
+    if (transport->empty() || *transport == "streamable_http")
+      rec.transport = transport_kind::streamable_http;
+    else if (*transport == "sse")
+      rec.transport = transport_kind::sse;
+    else
+      return status::error(errc::out_of_range,
+                           "transport: \"streamable_http\" or \"sse\" (stdio is never accepted)");
+    rec.url = *url;
+    rec.auth = headers.empty() ? auth_mode::none : auth_mode::static_headers;
+  }
+  auto checked = policy.check(rec.url, "mcp");
+  if (!checked)
+    return checked.error();
+  rec.url = checked->normalised;
+  if (rec.label.empty())
+    rec.label = label->empty() ? checked->url.host : *label;
+  out.headers = std::move(headers);
+  return out;
+}
+
+std::string headers_to_text(const http_header_list& headers) {
+  json out = json::array();
+  for (const auto& [name, value] : headers)
+    out.push_back(json::array({name, value}));
+  return out.dump();
+}
+
+result<http_header_list> headers_from_text(std::string_view text) {
+  auto doc = json::parse(text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_array())
+    return status::error(errc::corrupt_data, "sealed headers do not decode");
+  http_header_list out;
+  for (const auto& pair : doc) {
+    if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string() || !pair[1].is_string())
+      return status::error(errc::corrupt_data, "sealed headers do not decode");
+    out.emplace_back(pair[0].get<std::string>(), pair[1].get<std::string>());
+  }
+  return out;
+}
+
+mcp_server_record with_discovery(mcp_server_record rec, std::vector<tool_definition> tools,
+                                 std::size_t max_tools, int64_t now_us) {
+  auto kept = bound_cache(std::move(tools), rec.allowed_tools, max_tools);
+  rec.cached_tools = tool_cache{std::move(kept)};
+  rec.cache_version = "d" + std::to_string(now_us);
+  rec.discovered_us = now_us;
+  rec.connected = true;
+  return rec;
+}
+
+} // namespace voxos::server_setup
