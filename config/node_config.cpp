@@ -545,6 +545,19 @@ status parse_mcp(const object_reader& in, mcp_config& out) {
   return status::ok();
 }
 
+status parse_run(const object_reader& in, run_config& out) {
+  VOXOS_RETURN_IF_ERROR(in.allow_only({"wave_width", "max_calls", "max_argument_bytes",
+                                       "max_corrections", "call_timeout_ms", "max_live_runs"}));
+  VOXOS_RETURN_IF_ERROR(in.integer("wave_width", 1, 64, out.wave_width));
+  VOXOS_RETURN_IF_ERROR(in.integer("max_calls", 1, 4'096, out.max_calls));
+  VOXOS_RETURN_IF_ERROR(
+    in.integer("max_argument_bytes", 1024, 16 * 1024 * 1024, out.max_argument_bytes));
+  VOXOS_RETURN_IF_ERROR(in.integer("max_corrections", 1, 100, out.max_corrections));
+  VOXOS_RETURN_IF_ERROR(in.integer("call_timeout_ms", 100, 600'000, out.call_timeout_ms));
+  VOXOS_RETURN_IF_ERROR(in.integer("max_live_runs", 1, 1'000'000, out.max_live_runs));
+  return status::ok();
+}
+
 status parse_secrets(const object_reader& in, secrets_config& out) {
   VOXOS_RETURN_IF_ERROR(in.allow_only({"source", "file"}));
   std::size_t source = static_cast<std::size_t>(out.source);
@@ -593,7 +606,7 @@ result<node_config> parse_document(const json& doc) {
   node_config cfg;
   object_reader in{doc, ""};
   VOXOS_RETURN_IF_ERROR(in.allow_only({"profile", "data_dir", "log_level", "http", "caf",
-                                       "event_store", "secrets", "mcp", "registered_urls"}));
+                                       "event_store", "secrets", "mcp", "run", "registered_urls"}));
   std::size_t mode = static_cast<std::size_t>(cfg.mode);
   VOXOS_RETURN_IF_ERROR(in.choice("profile", {"embedded", "production"}, mode));
   cfg.mode = static_cast<profile>(mode);
@@ -611,6 +624,8 @@ result<node_config> parse_document(const json& doc) {
     "secrets", [&](const object_reader& sub) { return parse_secrets(sub, cfg.secrets); }));
   VOXOS_RETURN_IF_ERROR(
     in.section("mcp", [&](const object_reader& sub) { return parse_mcp(sub, cfg.mcp); }));
+  VOXOS_RETURN_IF_ERROR(
+    in.section("run", [&](const object_reader& sub) { return parse_run(sub, cfg.run); }));
   if (const json* urls = in.find("registered_urls"))
     VOXOS_RETURN_IF_ERROR(parse_registered_urls(*urls, "registered_urls", cfg.registered_urls));
   return result<node_config>{std::move(cfg)};
@@ -646,6 +661,12 @@ json to_json(const node_config& cfg) {
                     {"max_resumptions", cfg.mcp.max_resumptions},
                     {"max_tool_pages", cfg.mcp.max_tool_pages},
                     {"max_cached_tools", cfg.mcp.max_cached_tools}};
+  doc["run"] = json{{"wave_width", cfg.run.wave_width},
+                    {"max_calls", cfg.run.max_calls},
+                    {"max_argument_bytes", cfg.run.max_argument_bytes},
+                    {"max_corrections", cfg.run.max_corrections},
+                    {"call_timeout_ms", cfg.run.call_timeout_ms},
+                    {"max_live_runs", cfg.run.max_live_runs}};
   doc["registered_urls"] = json::array();
   for (const auto& entry : cfg.registered_urls)
     doc["registered_urls"].push_back(json{{"url", entry.url}, {"purpose", entry.purpose}});

@@ -60,6 +60,17 @@ struct mcp_config {
   unsigned max_cached_tools = 512; ///< discovery cache per server; 1 .. 100,000
 };
 
+/// Runs: the bounds of tool rounds (actors/run/tool_round.hpp) and of the
+/// runs a tenant keeps live.
+struct run_config {
+  unsigned wave_width = 8;  ///< read-only calls in flight together; 1 .. 64
+  unsigned max_calls = 128; ///< tool calls in one model response; 1 .. 4,096
+  std::size_t max_argument_bytes = std::size_t{1} << 20; ///< one call's arguments; 1 KiB .. 16 MiB
+  unsigned max_corrections = 3;      ///< invalid-argument rounds per tool per run; 1 .. 100
+  uint32_t call_timeout_ms = 60'000; ///< one tool call's deadline; 100 .. 600,000
+  unsigned max_live_runs = 10'000;   ///< runs one tenant keeps live; 1 .. 1,000,000
+};
+
 /// Where secrets come from. `generate` (embedded profile only): read from, or
 /// created once in, `<data_dir>/secrets.json` (mode 0600). `env`: the
 /// environment variables below, all required. `file`: a JSON file of the same
@@ -80,6 +91,7 @@ struct node_config {
   event_store_config event_store;
   secrets_config secrets;
   mcp_config mcp;
+  run_config run;
   /// Exact URLs allowed despite the loopback/private address policy, with the
   /// purpose they are registered for (e.g. "mcp").
   struct registered_url {

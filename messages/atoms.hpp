@@ -36,5 +36,6 @@ using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
 using connect_atom = caf::atom_constant<caf::atom("connect")>;
 using close_atom = caf::atom_constant<caf::atom("close")>;
 using tool_atom = caf::atom_constant<caf::atom("tool")>;
+using turn_atom = caf::atom_constant<caf::atom("turn")>;
 
 } // namespace voxos

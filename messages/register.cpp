@@ -33,6 +33,12 @@ void visit_types(caf::actor_system_config* cfg, std::vector<std::string>* names)
   add<issued_token>(c, names, "voxos::issued_token");
   add<tenant_identity>(c, names, "voxos::tenant_identity");
   add<pong_reply>(c, names, "voxos::pong_reply");
+  add<tool_call>(c, names, "voxos::tool_call");
+  add<tool_output>(c, names, "voxos::tool_output");
+  add<run_start>(c, names, "voxos::run_start");
+  add<run_ticket>(c, names, "voxos::run_ticket");
+  add<std::vector<tool_call>>(c, names, "voxos::tool_calls");
+  add<std::vector<tool_output>>(c, names, "voxos::tool_outputs");
   add<std::vector<event_record>>(c, names, "voxos::event_records");
   add<std::vector<tenant_record>>(c, names, "voxos::tenant_records");
   add<std::vector<token_record>>(c, names, "voxos::token_records");

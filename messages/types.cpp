@@ -46,5 +46,18 @@ bool operator==(const tenant_identity& x, const tenant_identity& y) {
 bool operator==(const pong_reply& x, const pong_reply& y) {
   return std::tie(x.node_id, x.version, x.time_us) == std::tie(y.node_id, y.version, y.time_us);
 }
+bool operator==(const tool_call& x, const tool_call& y) {
+  return std::tie(x.call_id, x.name, x.arguments) == std::tie(y.call_id, y.name, y.arguments);
+}
+bool operator==(const tool_output& x, const tool_output& y) {
+  return std::tie(x.call_id, x.status, x.output) == std::tie(y.call_id, y.status, y.output);
+}
+bool operator==(const run_start& x, const run_start& y) {
+  return std::tie(x.agent_id, x.channel, x.caller_number, x.chat_id)
+         == std::tie(y.agent_id, y.channel, y.caller_number, y.chat_id);
+}
+bool operator==(const run_ticket& x, const run_ticket& y) {
+  return std::tie(x.run_id, x.chat_id, x.view) == std::tie(y.run_id, y.chat_id, y.view);
+}
 
 } // namespace voxos

@@ -105,6 +105,37 @@ struct pong_reply {
   int64_t time_us = 0;
 };
 
+/// One tool call of a model response, as an agent host hands it over.
+struct tool_call {
+  std::string call_id;   ///< the model's call id, unique in its response
+  std::string name;      ///< the model-facing tool name (from the run's view)
+  std::string arguments; ///< the argument object, JSON text ("" for none)
+};
+
+/// The runtime's answer to one tool call.
+struct tool_output {
+  std::string call_id;
+  /// ok | tool_error | local | denied | invalid_arguments | rejected |
+  /// skipped | unavailable | failed | cancelled
+  std::string status;
+  std::string output; ///< what the model receives, JSON text
+};
+
+/// A host's request to start a run.
+struct run_start {
+  std::string agent_id;
+  std::string channel;       ///< e.g. "owner_text_chat"
+  std::string caller_number; ///< phone and messaging channels: E.164
+  std::string chat_id;       ///< the chat the run belongs to; "" starts a new chat
+};
+
+/// A started run: its id, its chat and its tool view (JSON).
+struct run_ticket {
+  std::string run_id;
+  std::string chat_id;
+  std::string view;
+};
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, event_draft& x) {
   return f(caf::meta::type_name("event_draft"), x.type, x.data);
@@ -156,6 +187,23 @@ typename Inspector::result_type inspect(Inspector& f, pong_reply& x) {
   return f(caf::meta::type_name("pong_reply"), x.node_id, x.version, x.time_us);
 }
 
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, tool_call& x) {
+  return f(caf::meta::type_name("tool_call"), x.call_id, x.name, x.arguments);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, tool_output& x) {
+  return f(caf::meta::type_name("tool_output"), x.call_id, x.status, x.output);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, run_start& x) {
+  return f(caf::meta::type_name("run_start"), x.agent_id, x.channel, x.caller_number, x.chat_id);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, run_ticket& x) {
+  return f(caf::meta::type_name("run_ticket"), x.run_id, x.chat_id, x.view);
+}
+
 // Equality, for tests that compare round-tripped values.
 bool operator==(const event_draft& x, const event_draft& y);
 bool operator==(const event_record& x, const event_record& y);
@@ -169,5 +217,9 @@ bool operator==(const token_record& x, const token_record& y);
 bool operator==(const issued_token& x, const issued_token& y);
 bool operator==(const tenant_identity& x, const tenant_identity& y);
 bool operator==(const pong_reply& x, const pong_reply& y);
+bool operator==(const tool_call& x, const tool_call& y);
+bool operator==(const tool_output& x, const tool_output& y);
+bool operator==(const run_start& x, const run_start& y);
+bool operator==(const run_ticket& x, const run_ticket& y);
 
 } // namespace voxos

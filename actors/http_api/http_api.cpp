@@ -26,20 +26,29 @@ using nlohmann::json;
 using clock_type = std::chrono::steady_clock;
 
 constexpr auto ask_timeout = std::chrono::seconds(30);
+/// A tool round waits for its slowest wave: at most mcp.max_request_timeout_ms
+/// per wave; past this the HTTP answer is unavailable (the round goes on).
+constexpr auto round_timeout = std::chrono::minutes(10);
 constexpr std::size_t max_token_bytes = 512;
 
 // -- asking actors -----------------------------------------------------------
 
 /// Sends a request and waits for the answer on the calling thread.
 template <class T, class Handle, class... Ts>
-std::pair<std::optional<T>, caf::error> ask(caf::actor_system& sys, const Handle& dest,
-                                            Ts&&... xs) {
+std::pair<std::optional<T>, caf::error> ask_within(caf::actor_system& sys, caf::duration wait,
+                                                   const Handle& dest, Ts&&... xs) {
   caf::scoped_actor self{sys};
   std::pair<std::optional<T>, caf::error> out;
-  self->request(dest, ask_timeout, std::forward<Ts>(xs)...)
+  self->request(dest, wait, std::forward<Ts>(xs)...)
     .receive([&](T& value) { out.first = std::move(value); },
              [&](caf::error& err) { out.second = std::move(err); });
   return out;
+}
+
+template <class T, class Handle, class... Ts>
+std::pair<std::optional<T>, caf::error> ask(caf::actor_system& sys, const Handle& dest,
+                                            Ts&&... xs) {
+  return ask_within<T>(sys, caf::duration{ask_timeout}, dest, std::forward<Ts>(xs)...);
 }
 
 // -- rendering ---------------------------------------------------------------
@@ -143,6 +152,44 @@ uint32_t audit_limit(const httplib::Request& req) {
 std::string string_field(const json& body, const char* name) {
   auto found = body.find(name);
   return found != body.end() && found->is_string() ? found->get<std::string>() : std::string{};
+}
+
+/// The calls of a POST /v1/runs/{id}/tool-calls body: each an object with
+/// exactly call_id (string), name (string) and arguments (object, optional).
+result<std::vector<tool_call>> tool_calls_of(const json& calls) {
+  std::vector<tool_call> out;
+  out.reserve(calls.size());
+  for (std::size_t idx = 0; idx < calls.size(); ++idx) {
+    const auto& call = calls[idx];
+    auto where = "calls[" + std::to_string(idx) + "]";
+    if (!call.is_object())
+      return status::error(errc::wrong_type, where + ": expected an object");
+    for (const auto& [key, value] : call.items())
+      if (key != "call_id" && key != "name" && key != "arguments")
+        return status::error(errc::unknown_field,
+                             where + ": unknown field (call_id, name, arguments allowed)");
+    auto id = call.find("call_id");
+    auto name = call.find("name");
+    if (id == call.end() || !id->is_string())
+      return status::error(errc::missing_field, where + ".call_id: a string is required");
+    if (name == call.end() || !name->is_string())
+      return status::error(errc::missing_field, where + ".name: a string is required");
+    auto args = call.find("arguments");
+    if (args != call.end() && !args->is_object())
+      return status::error(errc::wrong_type, where + ".arguments: expected an object");
+    out.push_back({id->get<std::string>(), name->get<std::string>(),
+                   args != call.end() ? args->dump() : std::string{"{}"}});
+  }
+  return out;
+}
+
+json to_json(const std::vector<tool_output>& outputs) {
+  json out = json::array();
+  for (const auto& x : outputs)
+    out.push_back({{"call_id", x.call_id},
+                   {"status", x.status},
+                   {"output", json::parse(x.output, nullptr, false)}});
+  return out;
 }
 
 } // namespace
@@ -400,6 +447,28 @@ void http_api::routes::install_tenant_config(httplib::Server& srv) {
               if (body)
                 relay(res, 200, t, server_atom::value, std::string{req.matches[1]}, body->dump());
             }));
+  srv.Post("/v1/servers",
+           tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+             auto body = read_body(req, res,
+                                   {{"preset_id", json_kind::string, false, 64},
+                                    {"variant", json_kind::string, false, 64},
+                                    {"url", json_kind::string, false, 2048},
+                                    {"transport", json_kind::string, false, 32},
+                                    {"label", json_kind::string, false, 200},
+                                    {"headers", json_kind::object, false, 16}});
+             if (body)
+               relay(res, 201, t, create_atom::value, server_atom::value, body->dump());
+           }));
+  srv.Post(path("/v1/servers/{}/test", id),
+           tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+             relay(res, 200, t, connect_atom::value, server_atom::value,
+                   std::string{req.matches[1]});
+           }));
+  srv.Delete(path("/v1/servers/{}", id),
+             tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+               relay(res, 200, t, revoke_atom::value, server_atom::value,
+                     std::string{req.matches[1]});
+             }));
   srv.Put("/v1/phones",
           tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
             auto body = read_body(req, res,
@@ -438,12 +507,59 @@ void http_api::routes::install_tenant_config(httplib::Server& srv) {
              auto body = read_body(req, res,
                                    {{"agent_id", json_kind::string, true, 64},
                                     {"channel", json_kind::string, true, 32},
-                                    {"caller_number", json_kind::string, false, 16}});
+                                    {"caller_number", json_kind::string, false, 16},
+                                    {"chat_id", json_kind::string, false, 64}});
              if (body)
                relay(res, 201, t, create_atom::value, run_atom::value,
                      string_field(*body, "agent_id"), string_field(*body, "channel"),
-                     string_field(*body, "caller_number"));
+                     string_field(*body, "caller_number"), string_field(*body, "chat_id"));
            }));
+  srv.Post(path("/v1/runs/{}/tool-calls", id),
+           tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+             auto body = read_body(req, res, {{"calls", json_kind::array, true, 4096}});
+             if (!body)
+               return;
+             auto calls = tool_calls_of((*body)["calls"]);
+             if (!calls) {
+               write_error(res, calls.error().code(), calls.error().message());
+               return;
+             }
+             auto [outputs, err] = ask_within<std::vector<tool_output>>(
+               *ctx_.sys, caf::duration{round_timeout}, t, tool_atom::value,
+               std::string{req.matches[1]}, std::move(*calls));
+             if (!outputs) {
+               send_error(res, err);
+               return;
+             }
+             send_json(res, 200, {{"outputs", to_json(*outputs)}});
+           }));
+  srv.Post(path("/v1/runs/{}/turns", id),
+           tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+             auto body = read_body(req, res,
+                                   {{"user", json_kind::string, false, 64 * 1024},
+                                    {"assistant", json_kind::string, false, 64 * 1024}});
+             if (body)
+               relay(res, 201, t, turn_atom::value, std::string{req.matches[1]},
+                     string_field(*body, "user"), string_field(*body, "assistant"));
+           }));
+  srv.Post(path("/v1/runs/{}/finish", id),
+           tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+             auto [done, err] = ask<bool>(*ctx_.sys, t, close_atom::value, run_atom::value,
+                                          std::string{req.matches[1]});
+             if (!done) {
+               send_error(res, err);
+               return;
+             }
+             send_json(res, 200, {{"finished", *done}});
+           }));
+  srv.Delete(path("/v1/runs/{}", id),
+             tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+               relay(res, 200, t, cancel_atom::value, run_atom::value, std::string{req.matches[1]});
+             }));
+  srv.Get(path("/v1/runs/{}/health", id),
+          tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+            relay(res, 200, t, health_atom::value, run_atom::value, std::string{req.matches[1]});
+          }));
   srv.Get(path("/v1/runs/{}", id),
           tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
             relay(res, 200, t, run_atom::value, std::string{req.matches[1]});

@@ -22,6 +22,7 @@
 #include "storage/keys.hpp"
 #include "storage/vault.hpp"
 #include "transport/http_server.hpp"
+#include "transport/url_policy.hpp"
 
 namespace voxos {
 
@@ -168,7 +169,13 @@ result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_sec
   store_opts.max_batch_requests = cfg.event_store.max_batch_events;
   state->store =
     spawn_event_store(sys, std::shared_ptr<event_db>(std::move(*db)), state->metrics, store_opts);
-  state->directory = spawn_directory(sys, state->store, std::move(*index), state->metrics);
+  tenant_services services;
+  services.urls = std::make_shared<const url_policy>(cfg.registered_urls);
+  services.secrets = state->secrets_vault;
+  services.mcp = cfg.mcp;
+  services.run = cfg.run;
+  state->directory =
+    spawn_directory(sys, state->store, std::move(*index), state->metrics, std::move(services));
   state->run_host = spawn_run_host(sys, state->directory, state->node_id, state->metrics);
 
   // The CAF endpoint agent hosts connect to.

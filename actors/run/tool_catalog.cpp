@@ -112,13 +112,13 @@ public:
   /// || server_id || tool)), or empty on an OpenSSL failure.
   std::string derive(const view_entry& e) const {
     std::string msg;
-    msg.reserve(9 + e.server_id.size() + e.tool.size());
+    msg.reserve(9 + e.server_id().size() + e.tool().size());
     msg.push_back(static_cast<char>(e.origin));
-    uint64_t len = e.server_id.size();
+    uint64_t len = e.server_id().size();
     for (int shift = 56; shift >= 0; shift -= 8)
       msg.push_back(static_cast<char>((len >> shift) & 0xff));
-    msg += e.server_id;
-    msg += e.tool;
+    msg += e.server_id();
+    msg += e.tool();
     std::unique_ptr<EVP_MAC_CTX, decltype(&EVP_MAC_CTX_free)> ctx{EVP_MAC_CTX_dup(base_.get()),
                                                                   &EVP_MAC_CTX_free};
     unsigned char mac[EVP_MAX_MD_SIZE];
@@ -181,18 +181,19 @@ std::vector<std::string> catalog_terms(std::string_view text) {
   return out;
 }
 
-result<tool_catalog> tool_catalog::build(std::vector<view_entry> long_tail,
-                                         const catalog_key& key) {
+result<tool_catalog> tool_catalog::build(tool_view view, const catalog_key& key) {
+  auto long_tail = std::move(view.catalog);
   id_deriver ids{key};
   if (!ids.ok())
     return status::error(errc::internal, "tool catalog: HMAC-SHA256 is unavailable");
   // Documents and their ids, by model name (the view's order).
   auto by_name = [](const view_entry& x, const view_entry& y) {
-    return x.model_name < y.model_name;
+    return x.model_name() < y.model_name();
   };
   if (!std::is_sorted(long_tail.begin(), long_tail.end(), by_name))
     std::sort(long_tail.begin(), long_tail.end(), by_name);
   tool_catalog out;
+  out.shared_text_ = std::move(view.shared_text);
   out.docs_.reserve(long_tail.size());
   out.by_id_.reserve(long_tail.size());
   for (auto& e : long_tail) {
@@ -201,7 +202,7 @@ result<tool_catalog> tool_catalog::build(std::vector<view_entry> long_tail,
       return status::error(errc::internal, "tool catalog: HMAC-SHA256 failed");
     if (!out.by_id_.emplace(id, out.docs_.size()).second)
       continue; // the same (origin, server, tool) twice: one entry
-    auto summary = summarize(!e.description.empty() ? e.description : e.title);
+    auto summary = summarize(!e.description().empty() ? e.description() : e.title());
     out.docs_.push_back({std::move(e), std::move(id), std::move(summary)});
   }
   out.index();
@@ -234,12 +235,12 @@ void tool_catalog::index() {
         ++doc_len[doc_idx][field];
       });
     };
-    add(0, e.model_name);
-    if (e.tool != e.model_name)
-      add(0, e.tool);
-    add(1, e.title);
-    add(1, e.server_slug);
-    add(2, e.description);
+    add(0, e.model_name());
+    if (e.tool() != e.model_name())
+      add(0, e.tool());
+    add(1, e.title());
+    add(1, e.server_slug());
+    add(2, e.description());
     std::sort(scratch.begin(), scratch.end());
     doc_begin.push_back(occurrences.size());
     for (const auto& [term, field] : scratch) {
@@ -324,8 +325,8 @@ result<std::vector<catalog_hit>> tool_catalog::search(std::string_view query,
   out.reserve(take);
   for (std::size_t rank = 0; rank < take; ++rank) {
     const auto& d = docs_[touched[rank]];
-    out.push_back(
-      {d.id, d.entry.model_name, d.entry.server_slug, d.summary, scores[touched[rank]]});
+    out.push_back({d.id, std::string{d.entry.model_name()}, std::string{d.entry.server_slug()},
+                   d.summary, scores[touched[rank]]});
   }
   return out;
 }
@@ -343,13 +344,21 @@ result<std::size_t> tool_catalog::lookup(std::string_view id) const {
   return it->second;
 }
 
+result<const view_entry*> tool_catalog::entry(std::string_view id) const {
+  auto idx = lookup(id);
+  if (!idx)
+    return idx.error();
+  return &docs_[*idx].entry;
+}
+
 result<catalog_description> tool_catalog::describe(std::string_view id) const {
   auto idx = lookup(id);
   if (!idx)
     return idx.error();
   const auto& d = docs_[*idx];
-  return catalog_description{d.id, d.entry.model_name, d.entry.title, d.entry.description,
-                             d.entry.input_schema};
+  return catalog_description{d.id, std::string{d.entry.model_name()}, std::string{d.entry.title()},
+                             std::string{d.entry.description()},
+                             std::string{d.entry.input_schema()}};
 }
 
 result<catalog_target> tool_catalog::resolve(std::string_view id) const {
@@ -357,14 +366,15 @@ result<catalog_target> tool_catalog::resolve(std::string_view id) const {
   if (!idx)
     return idx.error();
   const auto& e = docs_[*idx].entry;
-  return catalog_target{e.origin, e.server_id, e.tool, e.model_name};
+  return catalog_target{e.origin, std::string{e.server_id()}, std::string{e.tool()},
+                        std::string{e.model_name()}};
 }
 
-result<tool_catalog> make_tool_catalog(std::vector<view_entry> long_tail) {
+result<tool_catalog> make_tool_catalog(tool_view view) {
   catalog_key key;
   if (RAND_bytes(key.data(), static_cast<int>(key.size())) != 1)
     return status::error(errc::internal, "tool catalog: the random source failed");
-  auto out = tool_catalog::build(std::move(long_tail), key);
+  auto out = tool_catalog::build(std::move(view), key);
   OPENSSL_cleanse(key.data(), key.size());
   return out;
 }

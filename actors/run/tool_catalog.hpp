@@ -2,9 +2,10 @@
 // tool_describe and tool_call. CAF-free.
 //
 // Built once per run from the run's tool view (its `catalog` entries: the
-// authorised, route-resolved long tail); it owns them, never changes and never
-// sees anything else, so searching, describing or resolving cannot reach a tool
-// outside the view it was built from. tool_call resolves an id here, then
+// authorised, route-resolved long tail, and the view's shared text they
+// point into); it holds them, never changes and never sees anything else, so
+// searching, describing or resolving cannot reach a tool outside the view it
+// was built from. tool_call resolves an id here, then
 // validates the arguments and delegates through the normal authorised path
 // (check_call on the snapshot, argument validation, audit).
 //
@@ -35,6 +36,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -86,12 +88,13 @@ struct catalog_target {
 
 class tool_catalog {
 public:
-  /// Builds the catalog of `long_tail` (a view's `catalog` entries; pass
-  /// std::move(view.catalog) to avoid a copy) under `key`. Tests and
-  /// benchmarks pass a fixed key; runs use make_tool_catalog. The key is used
-  /// only while building (ids are derived up front) and is not kept. Fails
-  /// only if OpenSSL cannot compute HMAC-SHA256 (errc::internal).
-  static result<tool_catalog> build(std::vector<view_entry> long_tail, const catalog_key& key);
+  /// Builds the catalog of `view`'s long tail (its `catalog` entries, with
+  /// the shared text they point into; pass std::move(view) to avoid a copy)
+  /// under `key`. Tests and benchmarks pass a fixed key; runs use
+  /// make_tool_catalog. The key is used only while building (ids are derived
+  /// up front) and is not kept. Fails only if OpenSSL cannot compute
+  /// HMAC-SHA256 (errc::internal).
+  static result<tool_catalog> build(tool_view view, const catalog_key& key);
 
   /// Ranked search; at most `limit` hits, best first; none when nothing matches.
   result<std::vector<catalog_hit>> search(std::string_view query, std::size_t limit) const;
@@ -101,6 +104,9 @@ public:
 
   /// The (origin, server_id, tool) one result stands for.
   result<catalog_target> resolve(std::string_view id) const;
+
+  /// The view entry one result stands for (valid while the catalog lives).
+  result<const view_entry*> entry(std::string_view id) const;
 
   /// Number of tools in the catalog.
   std::size_t size() const noexcept { return docs_.size(); }
@@ -125,6 +131,7 @@ private:
   result<std::size_t> lookup(std::string_view id) const;
 
   std::vector<doc> docs_;
+  std::vector<std::shared_ptr<const void>> shared_text_; ///< what docs_' entries point into
   std::unordered_map<std::string, std::size_t> by_id_;
   std::unordered_map<std::string, uint32_t> terms_; ///< term -> index into postings_
   std::vector<std::vector<posting>> postings_;
@@ -132,7 +139,7 @@ private:
 
 /// Builds a catalog under a fresh random key; fails only if the system's
 /// random source or HMAC does (errc::internal).
-result<tool_catalog> make_tool_catalog(std::vector<view_entry> long_tail);
+result<tool_catalog> make_tool_catalog(tool_view view);
 
 /// The search terms of `text` by the catalog's tokeniser (exposed for tests).
 std::vector<std::string> catalog_terms(std::string_view text);

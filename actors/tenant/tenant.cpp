@@ -4,6 +4,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <unordered_map>
 
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>
@@ -11,14 +12,22 @@
 
 #include <nlohmann/json.hpp>
 
+#include "actors/mcp/discovery.hpp"
+#include "actors/mcp/mcp_connection.hpp"
 #include "actors/metrics/node_metrics.hpp"
+#include "actors/run/run.hpp"
+#include "actors/run/tool_catalog.hpp"
 #include "actors/run/tool_view.hpp"
+#include "actors/tenant/server_setup.hpp"
 #include "actors/tenant/tenant_events.hpp"
 #include "actors/tenant/tenant_logic.hpp"
+#include "config/base64.hpp"
 #include "config/clock.hpp"
 #include "config/log.hpp"
 #include "messages/error.hpp"
 #include "storage/digest.hpp"
+#include "storage/vault.hpp"
+#include "transport/url_policy.hpp"
 
 namespace voxos {
 
@@ -36,6 +45,11 @@ constexpr std::size_t recent_runs = 256;
 constexpr const char* audit_stream = "audit";
 /// Audit events one audit read looks at (newest first).
 constexpr uint32_t max_audit_events_read = 64;
+/// MCP server records one tenant may have.
+constexpr std::size_t max_servers = 256;
+/// Longest a connection test may take (session, then every discovery page);
+/// below the HTTP API's wait for an answer.
+constexpr uint32_t connection_test_ms = 25'000;
 
 std::string make_id(std::string_view prefix) {
   return std::string{prefix} + digest::random_hex(8);
@@ -52,16 +66,16 @@ std::optional<channel> parse_channel(const std::string& name) {
 
 json view_to_json(const tool_view& view) {
   auto entry = [](const view_entry& e, bool with_schema) {
-    json out{{"model_name", e.model_name},
+    json out{{"model_name", e.model_name()},
              {"origin", to_string(e.origin)},
-             {"server_id", e.server_id},
-             {"tool", e.tool},
+             {"server_id", e.server_id()},
+             {"tool", e.tool()},
              {"read_only", e.read_only}};
-    if (!e.route_action.empty())
-      out["route_action"] = e.route_action;
+    if (!e.route_action().empty())
+      out["route_action"] = e.route_action();
     if (with_schema) {
-      out["description"] = e.description;
-      out["input_schema"] = json::parse(e.input_schema, nullptr, false);
+      out["description"] = e.description();
+      out["input_schema"] = json::parse(e.input_schema(), nullptr, false);
     }
     return out;
   };
@@ -89,16 +103,43 @@ struct run_entry {
   json view;
 };
 
+/// A run whose actor is alive.
+struct live_run {
+  run_actor actor;
+  std::string chat_id;
+  uint64_t turns = 0;
+};
+
+using live_run_map = std::unordered_map<std::string, live_run>;
+
+/// Bytes of one turn's user or assistant text.
+constexpr std::size_t max_turn_text_bytes = 64 * 1024;
+/// The preset whose calls go through the Grounding Lite normaliser.
+constexpr std::string_view maps_grounding_preset = "google_maps_grounding_lite";
+
 struct tenant_actor_state {
   static inline const char* name = "tenant";
   std::string tenant_id;
   event_store_actor store;
   loaded_tenant cfg;
+  /// cfg.state indexed for compose_policy; emptied by every change to cfg,
+  /// rebuilt by the next run start (see current_policy_index).
+  std::optional<policy_index> policy;
   view_options view_opts;
   std::map<std::string, run_entry> runs;
   std::deque<std::string> run_order;
   actor_counters* counters = nullptr;
   std::optional<running_guard> running;
+  tenant_services services;
+  /// One MCP client session per server, made by its connection test and
+  /// killed when the server is deleted or tested afresh (and when this
+  /// actor ends: see tenant_behavior).
+  std::shared_ptr<std::map<std::string, mcp_connection_actor>> connections;
+  /// The runs whose actors live (killed when this actor ends), and each
+  /// run's id by its actor's id (for their down messages).
+  std::shared_ptr<live_run_map> live_runs;
+  std::unordered_map<caf::actor_id, std::string> run_of_actor;
+  node_metrics* metrics = nullptr;
 };
 
 using self_pointer = tenant_actor::stateful_pointer<tenant_actor_state>;
@@ -129,6 +170,29 @@ void audit(self_pointer self, std::string type, json data, F done) {
           });
 }
 
+/// Appends `events` durably, then applies them in memory and delivers
+/// `answer()` to `promise`. Other messages wait meanwhile (await).
+template <class F>
+void commit_into(self_pointer self, std::vector<event_draft> events,
+                 caf::typed_response_promise<std::string> promise, F answer) {
+  if (events.empty()) {
+    promise.deliver(answer());
+    return;
+  }
+  self
+    ->request(self->state.store, store_timeout, append_atom::value,
+              config_append(self->state.tenant_id, events))
+    .await(
+      [self, promise, events, answer](const append_result&) mutable {
+        self->state.policy.reset();
+        for (const auto& ev : events)
+          if (auto st = tenant_events::apply(ev, self->state.cfg); !st)
+            log::error("tenant", "applying a stored event failed: " + st.message());
+        promise.deliver(answer());
+      },
+      [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+}
+
 /// Appends `events` durably, then applies them in memory and answers with
 /// `answer()`. Other messages wait meanwhile (await): changes are serial.
 template <class F>
@@ -136,17 +200,7 @@ caf::result<std::string> commit(self_pointer self, std::vector<event_draft> even
   if (events.empty())
     return answer();
   auto promise = self->make_response_promise<std::string>();
-  self
-    ->request(self->state.store, store_timeout, append_atom::value,
-              config_append(self->state.tenant_id, events))
-    .await(
-      [self, promise, events, answer](const append_result&) mutable {
-        for (const auto& ev : events)
-          if (auto st = tenant_events::apply(ev, self->state.cfg); !st)
-            log::error("tenant", "applying a stored event failed: " + st.message());
-        promise.deliver(answer());
-      },
-      [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+  commit_into(self, std::move(events), promise, std::move(answer));
   return promise;
 }
 
@@ -157,6 +211,13 @@ caf::result<std::string> refuse(self_pointer self, const status& why, json what)
   audit(self, "config.refused", std::move(what),
         [promise, err = to_error(why)](bool) mutable { promise.deliver(std::move(err)); });
   return promise;
+}
+
+/// The policy index of the current configuration, built if a change emptied it.
+const policy_index& current_policy_index(tenant_actor_state& st) {
+  if (!st.policy)
+    st.policy.emplace(st.cfg.state);
+  return *st.policy;
 }
 
 void remember_run(self_pointer self, const std::string& run_id, run_entry entry) {
@@ -210,18 +271,261 @@ caf::result<std::string> with_snapshot(self_pointer self, const std::string& run
 json audit_decisions(const effective_policy& p) {
   json rows = json::array();
   for (const auto& d : p.decisions)
-    rows.push_back({d.tool, d.server_id, to_string(d.why)});
+    rows.push_back({d.tool(), d.server_id(), to_string(d.why)});
   return rows;
 }
 
+// -- MCP servers: create, connection test, delete ------------------------------
+
+/// The vault record a server's static headers are sealed under.
+std::string headers_record(const std::string& server_id) {
+  return "server/" + server_id + "/headers";
+}
+
+/// The headers a server's requests carry, opened from the vault.
+result<http_header_list> open_headers(const tenant_actor_state& st, const mcp_server_record& rec) {
+  if (rec.sealed_headers.empty())
+    return http_header_list{};
+  auto raw = base64::decode(rec.sealed_headers);
+  if (!raw)
+    return status::error(errc::corrupt_data, "a server's sealed headers do not decode");
+  auto text = st.services.secrets->open(st.tenant_id, headers_record(rec.server_id), *raw);
+  if (!text)
+    return text.error();
+  return server_setup::headers_from_text(*text);
+}
+
+void drop_connection(self_pointer self, const std::string& server_id) {
+  auto& conns = *self->state.connections;
+  if (auto found = conns.find(server_id); found != conns.end()) {
+    caf::anon_send_exit(found->second, caf::exit_reason::kill);
+    conns.erase(found);
+  }
+}
+
+caf::result<std::string> create_server(self_pointer self, const std::string& text) {
+  auto& st = self->state;
+  auto doc = json::parse(text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object())
+    return make_error(errc::bad_json, "server: expected one JSON object");
+  if (st.cfg.state.servers.size() >= max_servers)
+    return refuse(self, status::error(errc::out_of_range, "a tenant has at most 256 servers"),
+                  {{"op", "create_server"}});
+  auto server_id = make_id("s_");
+  auto made = server_setup::from_request(doc, *st.services.urls, st.tenant_id, server_id);
+  if (!made)
+    return refuse(self, made.error(), {{"op", "create_server"}});
+  auto rec = std::move(made->record);
+  if (!made->headers.empty()) {
+    auto plain = server_setup::headers_to_text(made->headers);
+    auto sealed = st.services.secrets->seal(st.tenant_id, headers_record(server_id), plain);
+    std::fill(plain.begin(), plain.end(), '\0');
+    if (!sealed)
+      return to_error(sealed.error());
+    rec.sealed_headers = base64::encode(reinterpret_cast<const unsigned char*>(sealed->data()),
+                                        sealed->size(), base64::alphabet::standard, true);
+  }
+  return commit(self, {tenant_events::server_upserted(rec)}, [self, server_id] {
+    return tenant_events::to_json(self->state.cfg.state.servers.at(server_id), false).dump();
+  });
+}
+
+/// Folds a successful discovery into the record and answers it.
+void finish_test(self_pointer self, const std::string& server_id, const std::string& answer,
+                 string_promise promise) {
+  auto& st = self->state;
+  auto rec = st.cfg.state.servers.find(server_id);
+  if (rec == st.cfg.state.servers.end()) {
+    promise.deliver(make_error(errc::not_found, "the server was deleted during its test"));
+    return;
+  }
+  auto found = read_discovery(answer);
+  if (!found) {
+    promise.deliver(to_error(found.error()));
+    return;
+  }
+  auto skipped = found->skipped;
+  auto tested = server_setup::with_discovery(rec->second, std::move(found->tools),
+                                             st.services.mcp.max_cached_tools, wall_clock_us());
+  commit_into(self, {tenant_events::server_upserted(tested)}, promise, [self, server_id, skipped] {
+    const auto& now = self->state.cfg.state.servers.at(server_id);
+    auto out = tenant_events::to_json(now, false);
+    out["discovered"] = now.cached_tools.size();
+    out["skipped"] = skipped;
+    return out.dump();
+  });
+}
+
+/// A failed test: the server is no longer connected; the caller gets `err`.
+void fail_test(self_pointer self, const std::string& server_id, caf::error err,
+               string_promise promise) {
+  auto& st = self->state;
+  drop_connection(self, server_id);
+  auto rec = st.cfg.state.servers.find(server_id);
+  if (rec == st.cfg.state.servers.end() || !rec->second.connected) {
+    promise.deliver(std::move(err));
+    return;
+  }
+  auto down = rec->second;
+  down.connected = false;
+  std::vector<event_draft> events{tenant_events::server_upserted(down)};
+  self->request(st.store, store_timeout, append_atom::value, config_append(st.tenant_id, events))
+    .await(
+      [self, events, promise, err](const append_result&) mutable {
+        self->state.policy.reset();
+        for (const auto& ev : events)
+          if (auto applied = tenant_events::apply(ev, self->state.cfg); !applied)
+            log::error("tenant", "applying a stored event failed: " + applied.message());
+        promise.deliver(std::move(err));
+      },
+      [promise, err](caf::error&) mutable { promise.deliver(std::move(err)); });
+}
+
+caf::result<std::string> test_server(self_pointer self, const std::string& server_id) {
+  auto& st = self->state;
+  auto rec = st.cfg.state.servers.find(server_id);
+  if (rec == st.cfg.state.servers.end())
+    return refuse(self, status::error(errc::not_found, "no such server for this tenant"),
+                  {{"op", "test_server"}, {"server_id", server_id}});
+  auto headers = open_headers(st, rec->second);
+  if (!headers)
+    return to_error(headers.error());
+  // A test is a fresh session: whatever the old one knew may be stale.
+  drop_connection(self, server_id);
+  auto conn = spawn_mcp_connection(
+    self->system(),
+    mcp_endpoint{server_id, rec->second.transport, rec->second.url, std::move(*headers)},
+    st.services.urls, st.services.mcp);
+  (*st.connections)[server_id] = conn;
+  auto promise = self->make_response_promise<std::string>();
+  self
+    ->request(conn, std::chrono::milliseconds{connection_test_ms}, list_atom::value,
+              tool_atom::value)
+    .then([self, server_id,
+           promise](std::string& answer) mutable { finish_test(self, server_id, answer, promise); },
+          [self, server_id, promise](caf::error& err) mutable {
+            fail_test(self, server_id, std::move(err), promise);
+          });
+  return promise;
+}
+
+// -- runs: the live run actors ------------------------------------------------
+
+/// The tenant's session with a server, made on first use (nothing is sent
+/// until a request). Shared by every run of the tenant that may call it.
+result<mcp_connection_actor> connection_for(self_pointer self, const std::string& server_id) {
+  auto& st = self->state;
+  auto& conns = *st.connections;
+  if (auto found = conns.find(server_id); found != conns.end())
+    return found->second;
+  auto rec = st.cfg.state.servers.find(server_id);
+  if (rec == st.cfg.state.servers.end())
+    return status::error(errc::not_found, "no such server for this tenant");
+  auto headers = open_headers(st, rec->second);
+  if (!headers)
+    return headers.error();
+  auto conn = spawn_mcp_connection(
+    self->system(),
+    mcp_endpoint{server_id, rec->second.transport, rec->second.url, std::move(*headers)},
+    st.services.urls, st.services.mcp);
+  conns[server_id] = conn;
+  return conn;
+}
+
+round_limits limits_of(const run_config& cfg) {
+  round_limits out;
+  out.wave_width = cfg.wave_width;
+  out.max_calls = cfg.max_calls;
+  out.max_argument_bytes = cfg.max_argument_bytes;
+  out.max_corrections = cfg.max_corrections;
+  return out;
+}
+
+/// Spawns the actor of a run whose snapshot is persisted and audited: it
+/// gets the view, its catalog, and a connection to each server the
+/// snapshot allows, and nothing else.
+status spawn_run_actor(self_pointer self, const std::string& run_id, const std::string& chat_id,
+                       const effective_policy& snapshot, tool_view view) {
+  auto& st = self->state;
+  run_setup setup;
+  setup.tenant_id = st.tenant_id;
+  setup.run_id = run_id;
+  setup.snapshot = snapshot;
+  if (view.catalog_mode) {
+    auto catalog = make_tool_catalog(view);
+    if (!catalog)
+      return catalog.error();
+    setup.catalog = std::make_shared<const tool_catalog>(std::move(*catalog));
+  }
+  setup.view = std::move(view);
+  for (const auto& tool : snapshot.tools) {
+    if (tool.origin != tool_origin::mcp)
+      continue;
+    std::string server_id{tool.server_id()};
+    if (setup.connections.count(server_id) != 0)
+      continue;
+    auto conn = connection_for(self, server_id);
+    if (!conn)
+      return conn.error();
+    setup.connections.emplace(server_id, *conn);
+    auto rec = st.cfg.state.servers.find(server_id);
+    if (rec != st.cfg.state.servers.end() && rec->second.preset_id == maps_grounding_preset)
+      setup.adapters.emplace(server_id, call_adapter::maps_grounding_lite);
+  }
+  setup.limits = limits_of(st.services.run);
+  setup.call_timeout_ms = st.services.run.call_timeout_ms;
+  setup.store = st.store;
+  auto run = spawn_run(self->system(), std::move(setup), *st.metrics);
+  self->monitor(run);
+  st.run_of_actor[run.id()] = run_id;
+  (*st.live_runs)[run_id] = live_run{run, chat_id};
+  return status::ok();
+}
+
+/// The live run `run_id` of this tenant, or not_found.
+result<run_actor> live(self_pointer self, const std::string& run_id) {
+  auto found = self->state.live_runs->find(run_id);
+  if (found == self->state.live_runs->end())
+    return status::error(errc::not_found, "no live run with this id for this tenant");
+  return found->second.actor;
+}
+
+/// A chat id from a host: "" (a new chat) or 1-64 of [a-z0-9_-].
+bool valid_chat_id(const std::string& id) {
+  return id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char ch) {
+           return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-';
+         });
+}
+
 tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenant_id,
-                                            event_store_actor store, node_metrics* metrics) {
+                                            event_store_actor store, node_metrics* metrics,
+                                            tenant_services services) {
   auto& st = self->state;
   st.tenant_id = std::move(tenant_id);
   st.store = std::move(store);
   st.cfg.state.tenant_id = st.tenant_id;
   st.counters = &metrics->actor("tenant");
   st.running.emplace(*st.counters);
+  st.services = std::move(services);
+  st.metrics = metrics;
+  st.connections = std::make_shared<std::map<std::string, mcp_connection_actor>>();
+  st.live_runs = std::make_shared<live_run_map>();
+  // The tenant's runs and MCP sessions end with it.
+  self->attach_functor([conns = st.connections, runs = st.live_runs] {
+    for (auto& [id, run] : *runs)
+      caf::anon_send_exit(run.actor, caf::exit_reason::user_shutdown);
+    for (auto& [id, conn] : *conns)
+      caf::anon_send_exit(conn, caf::exit_reason::kill);
+  });
+  // A run that ends (finished, cancelled, failed) is no longer live.
+  self->set_down_handler([self](caf::down_msg& msg) {
+    auto& st = self->state;
+    auto found = st.run_of_actor.find(msg.source.id());
+    if (found == st.run_of_actor.end())
+      return;
+    st.live_runs->erase(found->second);
+    st.run_of_actor.erase(found);
+  });
 
   // Load, then migrate, before serving anything (await holds other messages).
   self
@@ -240,6 +544,7 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
           return;
         }
         self->state.cfg = std::move(*loaded);
+        self->state.policy.reset();
         auto migrations =
           tenant_logic::pending_migrations(self->state.cfg, make_id, wall_clock_us());
         if (migrations.empty())
@@ -249,6 +554,7 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
                     config_append(self->state.tenant_id, migrations))
           .await(
             [self, migrations](const append_result&) {
+              self->state.policy.reset();
               for (const auto& ev : migrations)
                 if (auto applied = tenant_events::apply(ev, self->state.cfg); !applied)
                   log::error("tenant", "applying a migration failed: " + applied.message());
@@ -358,6 +664,26 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
         return tenant_events::to_json(self->state.cfg.state.servers.at(server_id), false).dump();
       });
     },
+    [self, note](create_atom, server_atom, const std::string& text) -> caf::result<std::string> {
+      note();
+      return create_server(self, text);
+    },
+    [self, note](connect_atom, server_atom,
+                 const std::string& server_id) -> caf::result<std::string> {
+      note();
+      return test_server(self, server_id);
+    },
+    [self, note](revoke_atom, server_atom,
+                 const std::string& server_id) -> caf::result<std::string> {
+      note();
+      if (self->state.cfg.state.servers.count(server_id) == 0)
+        return refuse(self, status::error(errc::not_found, "no such server for this tenant"),
+                      {{"op", "delete_server"}, {"server_id", server_id}});
+      drop_connection(self, server_id);
+      return commit(self, {tenant_events::server_deleted(server_id)}, [server_id] {
+        return json{{"deleted", server_id}}.dump();
+      });
+    },
     [self, note](phone_atom, const std::string& text) -> caf::result<std::string> {
       note();
       auto doc = json::parse(text, nullptr, false);
@@ -402,7 +728,8 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
       return commit(self, std::move(*events), [answer] { return answer; });
     },
     [self, note](create_atom, run_atom, const std::string& agent_id, const std::string& chan,
-                 const std::string& caller) -> caf::result<std::string> {
+                 const std::string& caller,
+                 const std::string& requested_chat) -> caf::result<std::string> {
       note();
       auto& st = self->state;
       auto c = parse_channel(chan);
@@ -411,6 +738,12 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
       if (*c == channel::subagent)
         return make_error(errc::out_of_range,
                           "channel: subagent runs are started by delegation, not by hosts");
+      if (!valid_chat_id(requested_chat))
+        return make_error(errc::out_of_range, "chat_id: at most 64 of a-z, 0-9, '_' and '-'");
+      if (st.live_runs->size() >= st.services.run.max_live_runs)
+        return make_error(errc::out_of_range,
+                          "this tenant has " + std::to_string(st.services.run.max_live_runs)
+                            + " live runs (run.max_live_runs); finish or cancel one first");
       bool agent_known = std::any_of(st.cfg.state.agents.begin(), st.cfg.state.agents.end(),
                                      [&](const agent_record& a) { return a.agent_id == agent_id; });
       if (!agent_known)
@@ -421,7 +754,8 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
       ctx.agent_id = agent_id;
       ctx.chan = *c;
       ctx.caller_number = caller;
-      auto snapshot = compose_policy(st.cfg.state, ctx, wall_clock_us());
+      auto chat_id = requested_chat.empty() ? make_id("c_") : requested_chat;
+      auto snapshot = compose_policy(current_policy_index(st), ctx, wall_clock_us());
       auto view = compose_view(snapshot, st.cfg.state, st.view_opts, kind_of(*c));
       auto view_json = view_to_json(view);
       auto snapshot_json = tenant_events::to_json(snapshot);
@@ -430,7 +764,8 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
       run_record.tenant = st.tenant_id;
       run_record.stream = "run." + ctx.run_id;
       run_record.events.push_back(
-        {"run.started", json{{"run_id", ctx.run_id}, {"snapshot", snapshot_json}}.dump()});
+        {"run.started",
+         json{{"run_id", ctx.run_id}, {"chat_id", chat_id}, {"snapshot", snapshot_json}}.dump()});
       run_record.expected_next = 1;
       json composed{{"run_id", ctx.run_id},
                     {"agent_id", agent_id},
@@ -438,22 +773,90 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
                     {"caller", to_string(snapshot.caller)},
                     {"decisions", audit_decisions(snapshot)}};
       auto promise = self->make_response_promise<std::string>();
-      auto answer =
-        json{{"run_id", ctx.run_id}, {"snapshot", snapshot_json}, {"view", view_json}}.dump();
+      auto answer = json{
+        {"run_id", ctx.run_id},
+        {"chat_id", chat_id},
+        {"snapshot", snapshot_json},
+        {"view",
+         view_json}}.dump();
       self->request(st.store, store_timeout, append_atom::value, std::move(run_record))
         .then(
-          [self, promise, answer, composed = std::move(composed), run_id = ctx.run_id,
-           snapshot = std::move(snapshot),
+          [self, promise, answer, composed = std::move(composed), run_id = ctx.run_id, chat_id,
+           snapshot = std::move(snapshot), view = std::move(view),
            view_json = std::move(view_json)](const append_result&) mutable {
-            remember_run(self, run_id, {std::move(snapshot), std::move(view_json)});
-            // The run answers once its composition decisions are audited.
-            audit(self, "policy.composed", std::move(composed), [promise, answer](bool ok) mutable {
-              if (ok)
-                promise.deliver(answer);
-              else
-                promise.deliver(
-                  make_error(errc::storage_failure, "the run's decisions were not audited"));
-            });
+            remember_run(self, run_id, {snapshot, std::move(view_json)});
+            // The run starts once its composition decisions are audited.
+            audit(self, "policy.composed", std::move(composed),
+                  [self, promise, answer, run_id, chat_id, snapshot = std::move(snapshot),
+                   view = std::move(view)](bool ok) mutable {
+                    if (!ok) {
+                      promise.deliver(
+                        make_error(errc::storage_failure, "the run's decisions were not audited"));
+                      return;
+                    }
+                    auto started =
+                      spawn_run_actor(self, run_id, chat_id, snapshot, std::move(view));
+                    if (!started)
+                      promise.deliver(to_error(started));
+                    else
+                      promise.deliver(answer);
+                  });
+          },
+          [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+      return promise;
+    },
+    [self, note](tool_atom, const std::string& run_id,
+                 std::vector<tool_call>& calls) -> caf::result<std::vector<tool_output>> {
+      note();
+      auto run = live(self, run_id);
+      if (!run)
+        return to_error(run.error());
+      return self->delegate(*run, tool_atom::value, std::move(calls));
+    },
+    [self, note](cancel_atom, run_atom, const std::string& run_id) -> caf::result<std::string> {
+      note();
+      auto run = live(self, run_id);
+      if (!run)
+        return to_error(run.error());
+      return self->delegate(*run, cancel_atom::value);
+    },
+    [self, note](close_atom, run_atom, const std::string& run_id) -> caf::result<bool> {
+      note();
+      auto run = live(self, run_id);
+      if (!run)
+        return to_error(run.error());
+      return self->delegate(*run, close_atom::value);
+    },
+    [self, note](health_atom, run_atom, const std::string& run_id) -> caf::result<std::string> {
+      note();
+      auto run = live(self, run_id);
+      if (!run)
+        return to_error(run.error());
+      return self->delegate(*run, health_atom::value);
+    },
+    [self, note](turn_atom, const std::string& run_id, const std::string& user,
+                 const std::string& assistant) -> caf::result<std::string> {
+      note();
+      auto& st = self->state;
+      auto found = st.live_runs->find(run_id);
+      if (found == st.live_runs->end())
+        return make_error(errc::not_found, "no live run with this id for this tenant");
+      if (user.size() > max_turn_text_bytes || assistant.size() > max_turn_text_bytes)
+        return make_error(errc::out_of_range, "turn: user and assistant text at most 64 KiB each");
+      auto chat_id = found->second.chat_id;
+      auto turn = ++found->second.turns;
+      append_request req;
+      req.tenant = st.tenant_id;
+      req.stream = "chat." + chat_id;
+      req.events.push_back(
+        {"turn.reported",
+         json{{"run_id", run_id}, {"turn", turn}, {"user", user}, {"assistant", assistant}}
+           .dump()});
+      auto promise = self->make_response_promise<std::string>();
+      self->request(st.store, store_timeout, append_atom::value, std::move(req))
+        .then(
+          [promise, chat_id, turn](const append_result&) mutable {
+            promise.deliver(json{{"chat_id", chat_id}, {"turn", turn}}.dump());
           },
           [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
       return promise;
@@ -517,11 +920,12 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
               auto doc = json::parse(it->data, nullptr, false);
               if (!doc.is_object())
                 continue;
-              if (it->type == "policy.composed") {
+              if (it->type == "policy.composed" || it->type == "calls.decided") {
+                auto phase = it->type == "policy.composed" ? "compose" : "execute";
                 for (auto& d : doc["decisions"]) {
                   if (rows.size() >= limit)
                     break;
-                  rows.push_back({{"phase", "compose"},
+                  rows.push_back({{"phase", phase},
                                   {"time_us", it->time_us},
                                   {"run_id", doc["run_id"]},
                                   {"agent_id", doc["agent_id"]},
@@ -547,8 +951,9 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
 } // namespace
 
 tenant_actor spawn_tenant(caf::actor_system& sys, std::string tenant_id, event_store_actor store,
-                          node_metrics& metrics) {
-  return sys.spawn(tenant_behavior, std::move(tenant_id), std::move(store), &metrics);
+                          node_metrics& metrics, tenant_services services) {
+  return sys.spawn(tenant_behavior, std::move(tenant_id), std::move(store), &metrics,
+                   std::move(services));
 }
 
 } // namespace voxos

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <caf/fwd.hpp>
@@ -19,11 +20,24 @@
 #include <caf/typed_actor.hpp>
 
 #include "actors/event_store/event_store.hpp"
+#include "config/node_config.hpp"
 #include "messages/atoms.hpp"
+#include "messages/types.hpp"
 
 namespace voxos {
 
 class node_metrics;
+class url_policy;
+class vault;
+
+/// What every tenant actor of a node shares: the outbound URL policy, the
+/// vault that seals server credentials, the MCP client's and the runs' bounds.
+struct tenant_services {
+  std::shared_ptr<const url_policy> urls;
+  std::shared_ptr<const vault> secrets;
+  mcp_config mcp;
+  run_config run;
+};
 
 using tenant_actor = caf::typed_actor<
   // Lists the agents: JSON array.
@@ -42,15 +56,39 @@ using tenant_actor = caf::typed_actor<
   caf::replies_to<list_atom, server_atom>::with<std::string>,
   // Patches a server: JSON {"enabled"?, "trusted"?, "allowed_tools"?}; answers the record.
   caf::replies_to<server_atom, std::string, std::string>::with<std::string>,
+  // Creates a server from a preset or as a custom one (server_setup.hpp);
+  // answers the record (disabled, untrusted, not connected).
+  caf::replies_to<create_atom, server_atom, std::string>::with<std::string>,
+  // The connection test: a fresh session, then discovery into the bounded
+  // cache; answers the record with "discovered" and "skipped" counts. A
+  // failed test marks the server not connected and answers the error.
+  caf::replies_to<connect_atom, server_atom, std::string>::with<std::string>,
+  // Deletes a server and closes its connection; answers {"deleted": id}.
+  caf::replies_to<revoke_atom, server_atom, std::string>::with<std::string>,
   // Adds or replaces a phone integration (JSON phone_integration); answers it.
   caf::replies_to<phone_atom, std::string>::with<std::string>,
   // Adds or replaces a saved contact (JSON contact_record); answers it.
   caf::replies_to<contact_atom, std::string>::with<std::string>,
   // Adds or replaces a saved browser profile's safe part (JSON browser_profile); answers it.
   caf::replies_to<profile_atom, std::string>::with<std::string>,
-  // Starts a run: agent id, channel name, caller number; composes, persists and
-  // audits its snapshot; answers {"run_id","snapshot","view"}.
-  caf::replies_to<create_atom, run_atom, std::string, std::string, std::string>::with<std::string>,
+  // Starts a run: agent id, channel name, caller number, chat id ("" starts a
+  // new chat); composes, persists and audits its snapshot, then spawns the
+  // run actor (actors/run/run.hpp); answers {"run_id","chat_id","snapshot","view"}.
+  caf::replies_to<create_atom, run_atom, std::string, std::string, std::string,
+                  std::string>::with<std::string>,
+  // One model response's tool calls for a live run of this tenant: the run's
+  // outputs, one per call id in call order (not_found for another tenant's run).
+  caf::replies_to<tool_atom, std::string, std::vector<tool_call>>::with<std::vector<tool_output>>,
+  // Cancels a live run; answers its cancellation summary (run.hpp).
+  caf::replies_to<cancel_atom, run_atom, std::string>::with<std::string>,
+  // Ends an idle live run normally; answers true.
+  caf::replies_to<close_atom, run_atom, std::string>::with<bool>,
+  // A live run's state (run.hpp health).
+  caf::replies_to<health_atom, run_atom, std::string>::with<std::string>,
+  // The turn's user and assistant text as the host reports it (run id, user,
+  // assistant; each at most 64 KiB): appended to the run's chat transcript.
+  // Answers {"chat_id","turn"}.
+  caf::replies_to<turn_atom, std::string, std::string, std::string>::with<std::string>,
   // A run's persisted snapshot and view: {"run_id","snapshot","view"}.
   caf::replies_to<run_atom, std::string>::with<std::string>,
   // Execution check of one call in a run (run id, server id or "", tool)
@@ -62,6 +100,6 @@ using tenant_actor = caf::typed_actor<
 /// Spawns a tenant actor. It loads its state from `store` (and applies pending
 /// migrations) before it handles any request: callers may send right away.
 tenant_actor spawn_tenant(caf::actor_system& sys, std::string tenant_id, event_store_actor store,
-                          node_metrics& metrics);
+                          node_metrics& metrics, tenant_services services);
 
 } // namespace voxos

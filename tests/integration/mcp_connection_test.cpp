@@ -26,6 +26,8 @@
 
 using namespace voxos;
 using nlohmann::json;
+using test::peer_stats;
+using test::wait_for_stats;
 
 namespace {
 
@@ -104,25 +106,6 @@ std::string first_text(const json& tool_result) {
     if (item.value("type", "") == "text")
       return item.value("text", "");
   return {};
-}
-
-json peer_stats(uint16_t port) {
-  httplib::Client cli{"127.0.0.1", port};
-  cli.set_connection_timeout(5);
-  auto res = cli.Get("/stats");
-  return res ? json::parse(res->body, nullptr, false) : json{};
-}
-
-/// Polls the SDK peer's counters until `pred` holds (at most 10 s).
-template <class Pred>
-bool wait_for_stats(uint16_t port, Pred pred) {
-  for (int i = 0; i < 200; ++i) {
-    auto stats = peer_stats(port);
-    if (stats.is_object() && pred(stats))
-      return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds{50});
-  }
-  return false;
 }
 
 const json* find_tool(const json& listed, const std::string& name) {

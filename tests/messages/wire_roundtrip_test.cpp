@@ -113,6 +113,12 @@ TEST_CASE("every wire type crosses two actor systems intact") {
   check("voxos::issued_token", issued_token{sample_token(), "vxt_secret"});
   check("voxos::tenant_identity", tenant_identity{"t_abc", "Acme", "tok_1"});
   check("voxos::pong_reply", pong_reply{"n_1", "0.1.0", 123456789});
+  check("voxos::tool_call", tool_call{"call_1", "get_forecast", R"({"date":"2026-12-03"})"});
+  check("voxos::tool_output", tool_output{"call_1", "ok", R"({"content":[]})"});
+  check("voxos::run_start", run_start{"a_1", "owner_text_chat", "", "c_1"});
+  check("voxos::run_ticket", run_ticket{"r_1", "c_1", R"({"direct":[]})"});
+  check("voxos::tool_calls", std::vector<tool_call>{{"a", "echo", "{}"}, {"b", "add", "{}"}});
+  check("voxos::tool_outputs", std::vector<tool_output>{{"a", "ok", "{}"}});
   check("voxos::event_records", std::vector<event_record>{sample_record(), sample_record()});
   check("voxos::tenant_records", std::vector<tenant_record>{sample_tenant()});
   check("voxos::token_records", std::vector<token_record>{sample_token(), sample_token()});

@@ -22,7 +22,12 @@
 #include <utility>
 #include <vector>
 
+#include <thread>
+
 #include <unistd.h>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
 
 #include "support/child_process.hpp"
 #include "support/temp_dir.hpp"
@@ -130,6 +135,33 @@ inline std::unique_ptr<node_peer> start_everything_peer(const std::string& trans
     std::vector<std::string>{"--require", "./everything_loopback.cjs", everything_script().string(),
                              transport},
     std::vector<std::string>{"PORT=0"});
+}
+
+/// The SDK peer's counters (GET /stats), or null when it does not answer.
+inline nlohmann::json peer_stats(uint16_t port) {
+  httplib::Client cli{"127.0.0.1", port};
+  cli.set_connection_timeout(5);
+  auto res = cli.Get("/stats");
+  return res ? nlohmann::json::parse(res->body, nullptr, false) : nlohmann::json{};
+}
+
+/// Zeroes the SDK peer's counters (POST /stats/reset); false if it did not answer.
+inline bool reset_peer_stats(uint16_t port) {
+  httplib::Client cli{"127.0.0.1", port};
+  cli.set_connection_timeout(5);
+  return static_cast<bool>(cli.Post("/stats/reset"));
+}
+
+/// Polls the SDK peer's counters until `pred` holds (at most 10 s).
+template <class Pred>
+bool wait_for_stats(uint16_t port, Pred pred) {
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    auto stats = peer_stats(port);
+    if (stats.is_object() && pred(stats))
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds{50});
+  }
+  return false;
 }
 
 } // namespace voxos::test

@@ -55,25 +55,21 @@ struct tool_world {
   }
 
   /// A cached definition on `server_id` (which must exist) allowed in the snapshot.
-  void allow_mcp(const std::string& server_id, tool_definition def, std::string route = {}) {
+  void allow_mcp(const std::string& server_id, tool_definition def, std::string route = {},
+                 bool read_only = false) {
     auto& s = tenant.servers.at(server_id);
     s.allowed_tools.push_back(def.name);
-    snapshot_tool t;
-    t.origin = tool_origin::mcp;
-    t.name = def.name;
-    t.server_id = server_id;
-    t.route_action = std::move(route);
-    s.cached_tools.push_back(std::move(def));
-    snapshot.tools.push_back(std::move(t));
+    snapshot.tools.emplace_back(tool_origin::mcp, def.name, server_id, risk_level::medium,
+                                read_only, false, route);
+    auto cached = s.cached_tools.definitions();
+    cached.push_back(std::move(def));
+    s.cached_tools = tool_cache{std::move(cached)};
   }
 
   /// An MCP tool the snapshot allows though the server's cache lacks it.
   void allow_undiscovered(const std::string& server_id, std::string name) {
-    snapshot_tool t;
-    t.origin = tool_origin::mcp;
-    t.name = std::move(name);
-    t.server_id = server_id;
-    snapshot.tools.push_back(std::move(t));
+    snapshot.tools.emplace_back(tool_origin::mcp, name, server_id, risk_level::medium, false,
+                                false);
   }
 
   /// `count` tools "<prefix>_<n>" on one server.
@@ -84,12 +80,10 @@ struct tool_world {
 
   /// The first `count` internal tools of the registry, allowed.
   void allow_internal(std::size_t count) {
-    for (std::size_t idx = 0; idx < count && idx < internal_tools().size(); ++idx) {
-      snapshot_tool t;
-      t.origin = tool_origin::internal;
-      t.name = internal_tools()[idx].name;
-      snapshot.tools.insert(snapshot.tools.begin() + static_cast<std::ptrdiff_t>(idx), t);
-    }
+    for (std::size_t idx = 0; idx < count && idx < internal_tools().size(); ++idx)
+      snapshot.tools.insert(snapshot.tools.begin() + static_cast<std::ptrdiff_t>(idx),
+                            snapshot_tool{tool_origin::internal, internal_tools()[idx].name, "",
+                                          risk_level::medium, false, false});
   }
 
   /// A connected call-capable phone integration and its allowed place-call tool.
@@ -100,11 +94,8 @@ struct tool_world {
     phone.call_capable = phone.connected = true;
     phone.place_call_tool = "place_call";
     tenant.phones.push_back(phone);
-    snapshot_tool t;
-    t.origin = tool_origin::integration;
-    t.name = "place_call";
-    t.server_id = integration_id;
-    snapshot.tools.push_back(std::move(t));
+    snapshot.tools.emplace_back(tool_origin::integration, "place_call", integration_id,
+                                risk_level::medium, false, false);
   }
 
   tool_view view(view_kind kind = view_kind::text, const view_options& opts = {}) const {
@@ -115,7 +106,7 @@ struct tool_world {
 inline const view_entry* find_entry(const std::vector<view_entry>& entries,
                                     std::string_view server_id, std::string_view tool) {
   for (const auto& e : entries)
-    if (e.server_id == server_id && e.tool == tool)
+    if (e.server_id() == server_id && e.tool() == tool)
       return &e;
   return nullptr;
 }
@@ -129,7 +120,7 @@ inline catalog_key key_of(unsigned char seed) {
 
 /// The catalog of `view`'s long tail under a fixed key derived from `seed`.
 inline tool_catalog catalog_of(const tool_view& view, unsigned char seed) {
-  auto built = tool_catalog::build(view.catalog, key_of(seed));
+  auto built = tool_catalog::build(view, key_of(seed));
   REQUIRE(built.is_ok());
   return std::move(built).value();
 }

@@ -1,0 +1,336 @@
+#include "actors/run/run.hpp"
+
+#include <chrono>
+#include <optional>
+
+#include <caf/actor_system.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "actors/metrics/node_metrics.hpp"
+#include "actors/run/wave.hpp"
+#include "config/clock.hpp"
+#include "config/log.hpp"
+#include "messages/error.hpp"
+
+namespace voxos {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr auto store_timeout = std::chrono::seconds(30);
+constexpr const char* audit_stream = "audit";
+
+enum class run_phase : uint8_t { idle, executing, cancelling };
+
+std::string_view to_string(run_phase x) {
+  switch (x) {
+  case run_phase::idle:
+    return "idle";
+  case run_phase::executing:
+    return "executing";
+  case run_phase::cancelling:
+    return "cancelling";
+  }
+  return "idle";
+}
+
+struct run_state {
+  static inline const char* name = "run";
+  run_setup setup;
+  run_memory memory;
+  run_phase phase = run_phase::idle;
+  std::optional<tool_round> round;
+  caf::typed_response_promise<std::vector<tool_output>> round_promise;
+  /// The wave in flight and the round's calls it carries.
+  std::optional<wave_actor> wave;
+  std::vector<std::size_t> wave_calls;
+  int64_t wave_started_us = 0;
+  /// Per call of the round: time from the round's start to its answer.
+  std::vector<int64_t> call_us;
+  int64_t round_started_us = 0;
+  /// The round's two records: its audit (sent as it starts) and its activity.
+  enum class write { pending, ok, failed };
+  write audit = write::pending;
+  write activity = write::pending;
+  // Counters (health).
+  uint64_t rounds = 0;
+  uint64_t calls = 0;
+  uint64_t waves = 0;
+  std::size_t peak_wave = 0;
+  // Cancellation.
+  int64_t cancel_started_us = 0;
+  /// When the last request in flight at the cancel came back (closed).
+  int64_t cancel_closed_us = 0;
+  std::size_t cancelled_calls = 0;
+  std::optional<caf::typed_response_promise<std::string>> cancel_promise;
+  actor_counters* counters = nullptr;
+  std::optional<running_guard> running;
+};
+
+using self_pointer = run_actor::stateful_pointer<run_state>;
+
+std::string run_stream(const run_state& st) {
+  return "run." + st.setup.run_id;
+}
+
+/// Appends one event to `stream` of the run's tenant; then `done(ok)`.
+template <class F>
+void record(self_pointer self, std::string stream, std::string type, json data, F done) {
+  append_request req;
+  req.tenant = self->state.setup.tenant_id;
+  req.stream = std::move(stream);
+  req.events.push_back({std::move(type), data.dump()});
+  self->request(self->state.setup.store, store_timeout, append_atom::value, std::move(req))
+    .then([done](const append_result&) mutable { done(true); },
+          [done](caf::error& err) mutable {
+            log::error("run", "recording failed: " + message_of(err));
+            done(false);
+          });
+}
+
+void run_next_wave(self_pointer self);
+
+/// Ends a cancellation: records it, answers the canceller, ends the run.
+void finish_cancel(self_pointer self) {
+  auto& st = self->state;
+  auto closed_us =
+    (st.cancel_closed_us != 0 ? st.cancel_closed_us : wall_clock_us()) - st.cancel_started_us;
+  json summary{{"run_id", st.setup.run_id},
+               {"cancelled_calls", st.cancelled_calls},
+               {"cancel_to_closed_us", closed_us}};
+  record(self, run_stream(st), "run.cancelled", summary, [self, summary](bool) {
+    if (self->state.cancel_promise)
+      self->state.cancel_promise->deliver(summary.dump());
+    self->quit();
+  });
+}
+
+/// Answers the round once its audit and its activity are both durable: the
+/// model never sees a result whose decision is not recorded.
+void maybe_answer_round(self_pointer self) {
+  auto& st = self->state;
+  using write = run_state::write;
+  if (st.audit == write::pending || st.activity == write::pending)
+    return;
+  auto outputs = round_outputs(*st.round);
+  st.round.reset();
+  if (st.audit == write::failed || st.activity == write::failed) {
+    st.round_promise.deliver(
+      make_error(errc::storage_failure, "the run could not record its tool round"));
+    self->quit(make_error(errc::storage_failure, "the run cannot record its decisions"));
+    return;
+  }
+  st.round_promise.deliver(std::move(outputs));
+  if (st.phase == run_phase::cancelling) {
+    finish_cancel(self);
+    return;
+  }
+  st.phase = run_phase::idle;
+}
+
+/// The round is settled: record its activity, then answer its caller.
+void finish_round(self_pointer self) {
+  auto& st = self->state;
+  auto& round = *st.round;
+  json calls = json::array();
+  for (std::size_t call_idx = 0; call_idx < round.calls.size(); ++call_idx) {
+    const auto& call = round.calls[call_idx];
+    if (call.status == call_status::cancelled)
+      ++st.cancelled_calls;
+    json row{{"call_id", call.call_id},
+             {"name", call.name},
+             {"status", to_string(call.status)},
+             {"reason", call.reason},
+             {"us", st.call_us[call_idx]}};
+    if (call.entry != nullptr) {
+      row["server_id"] = call.entry->server_id();
+      row["tool"] = call.entry->tool();
+    }
+    calls.push_back(std::move(row));
+  }
+  json activity{{"round", st.rounds}, {"calls", std::move(calls)}};
+  record(self, run_stream(st), "tools.round", std::move(activity), [self](bool ok) {
+    self->state.activity = ok ? run_state::write::ok : run_state::write::failed;
+    maybe_answer_round(self);
+  });
+}
+
+void on_wave_answers(self_pointer self, std::vector<wave_answer>& answers) {
+  auto& st = self->state;
+  auto& round = *st.round;
+  auto now = wall_clock_us();
+  for (std::size_t idx = 0; idx < st.wave_calls.size(); ++idx) {
+    auto call_idx = st.wave_calls[idx];
+    result<std::string> answer =
+      idx >= answers.size()
+        ? result<std::string>{status::error(errc::internal, "the wave lost an answer")}
+      : answers[idx].code == 0
+        ? result<std::string>{std::move(answers[idx].text)}
+        : result<std::string>{
+          status::error(static_cast<errc>(answers[idx].code), std::move(answers[idx].text))};
+    settle_call(round.calls[call_idx], round, st.memory, st.setup.limits, answer);
+    st.call_us[call_idx] = now - st.round_started_us;
+  }
+  st.wave.reset();
+  st.wave_calls.clear();
+  if (st.phase == run_phase::cancelling && st.cancel_closed_us == 0)
+    st.cancel_closed_us = now;
+  run_next_wave(self);
+}
+
+void run_next_wave(self_pointer self) {
+  auto& st = self->state;
+  auto& round = *st.round;
+  if (st.phase == run_phase::cancelling)
+    cancel_round(round);
+  auto next = next_wave(round, st.memory, st.setup.limits);
+  if (next.empty()) {
+    finish_round(self);
+    return;
+  }
+  std::vector<wave_call> calls;
+  calls.reserve(next.size());
+  for (auto call_idx : next) {
+    auto& call = round.calls[call_idx];
+    auto conn = st.setup.connections.find(std::string{call.entry->server_id()});
+    if (conn == st.setup.connections.end()) {
+      // The tenant gives a connection for every server of the snapshot.
+      settle_call(call, round, st.memory, st.setup.limits,
+                  status::error(errc::internal, "no connection for this server"));
+      continue;
+    }
+    calls.push_back({conn->second, call_params(call)});
+    st.wave_calls.push_back(call_idx);
+  }
+  if (calls.empty()) {
+    run_next_wave(self);
+    return;
+  }
+  ++st.waves;
+  st.peak_wave = std::max(st.peak_wave, calls.size());
+  auto wave = spawn_wave(self->system(), std::move(calls), st.setup.call_timeout_ms);
+  st.wave = wave;
+  st.wave_started_us = wall_clock_us();
+  // The wave dies with its run.
+  self->link_to(wave);
+  self->request(wave, caf::infinite, request_atom::value)
+    .then([self](std::vector<wave_answer>& answers) { on_wave_answers(self, answers); },
+          [self](caf::error& err) {
+            std::vector<wave_answer> failed(self->state.wave_calls.size(),
+                                            wave_answer{static_cast<uint8_t>(errc::unavailable),
+                                                        message_of(err)});
+            on_wave_answers(self, failed);
+          });
+}
+
+json decisions_of(const run_state& st) {
+  json rows = json::array();
+  for (const auto& call : st.round->calls)
+    rows.push_back({call.entry != nullptr ? std::string{call.entry->tool()} : call.name,
+                    call.entry != nullptr ? std::string{call.entry->server_id()} : std::string{},
+                    call.reason});
+  return rows;
+}
+
+caf::result<std::vector<tool_output>> start_round(self_pointer self, std::vector<tool_call>& in) {
+  auto& st = self->state;
+  if (st.phase != run_phase::idle)
+    return make_error(errc::conflict, "this run is already executing a tool round");
+  auto made = make_round(std::move(in), st.setup.limits);
+  if (!made)
+    return to_error(made.error());
+  st.round = std::move(*made);
+  st.round_started_us = wall_clock_us();
+  st.call_us.assign(st.round->calls.size(), 0);
+  ++st.rounds;
+  st.calls += st.round->calls.size();
+  st.phase = run_phase::executing;
+  decide_round(*st.round, st.setup.view, st.setup.catalog.get(), st.setup.snapshot,
+               st.setup.adapters, st.memory, st.setup.limits);
+  st.round_promise = self->make_response_promise<std::vector<tool_output>>();
+  // The decisions go to the audit stream while the waves run; the round
+  // answers only once they are durable (maybe_answer_round).
+  json decided{{"run_id", st.setup.run_id},
+               {"agent_id", st.setup.snapshot.agent_id},
+               {"channel", to_string(st.setup.snapshot.chan)},
+               {"round", st.rounds},
+               {"decisions", decisions_of(st)}};
+  st.audit = st.activity = run_state::write::pending;
+  record(self, audit_stream, "calls.decided", std::move(decided), [self](bool ok) {
+    self->state.audit = ok ? run_state::write::ok : run_state::write::failed;
+    if (self->state.round)
+      maybe_answer_round(self);
+  });
+  run_next_wave(self);
+  return st.round_promise;
+}
+
+run_actor::behavior_type run_behavior(self_pointer self, run_setup setup, node_metrics* metrics) {
+  auto& st = self->state;
+  st.setup = std::move(setup);
+  st.counters = &metrics->actor("run");
+  st.running.emplace(*st.counters);
+  auto note = [self] { self->state.counters->on_message(self->mailbox().size()); };
+  return {
+    [self, note](tool_atom, std::vector<tool_call>& calls) -> caf::result<std::vector<tool_output>> {
+      note();
+      return start_round(self, calls);
+    },
+    [self, note](cancel_atom) -> caf::result<std::string> {
+      note();
+      auto& st = self->state;
+      if (st.phase == run_phase::cancelling)
+        return make_error(errc::conflict, "this run is already being cancelled");
+      st.cancel_started_us = wall_clock_us();
+      auto promise = self->make_response_promise<std::string>();
+      st.cancel_promise = promise;
+      auto was = st.phase;
+      st.phase = run_phase::cancelling;
+      if (was == run_phase::idle)
+        finish_cancel(self);
+      else if (st.wave)
+        self->send(*st.wave, cancel_atom::value);
+      // Otherwise every wave has answered and the round awaits its records:
+      // it answers, then the cancellation completes (maybe_answer_round).
+      return promise;
+    },
+    [self, note](close_atom) -> caf::result<bool> {
+      note();
+      auto& st = self->state;
+      if (st.phase != run_phase::idle)
+        return make_error(errc::conflict, "this run is executing a tool round");
+      auto promise = self->make_response_promise<bool>();
+      record(self, run_stream(st), "run.finished",
+             {{"run_id", st.setup.run_id}, {"rounds", st.rounds}, {"calls", st.calls}},
+             [self, promise](bool ok) mutable {
+               promise.deliver(ok);
+               self->quit();
+             });
+      return promise;
+    },
+    [self, note](health_atom) {
+      note();
+      const auto& st = self->state;
+      return json{{"run_id", st.setup.run_id},
+                  {"phase", to_string(st.phase)},
+                  {"rounds", st.rounds},
+                  {"calls", st.calls},
+                  {"waves", st.waves},
+                  {"peak_wave", st.peak_wave},
+                  {"in_flight", st.wave_calls.size()}}
+        .dump();
+    },
+  };
+}
+
+} // namespace
+
+run_actor spawn_run(caf::actor_system& sys, run_setup setup, node_metrics& metrics) {
+  return sys.spawn(run_behavior, std::move(setup), &metrics);
+}
+
+} // namespace voxos

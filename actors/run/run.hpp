@@ -1,0 +1,89 @@
+// The run actor: one per text run, voice session, scheduled or delegated
+// run. Its tenant spawns it when the run starts, with everything the run may
+// use, frozen: the effective policy snapshot, the tool view and catalog
+// composed from it, and the MCP connections of exactly the servers the
+// snapshot allows. It reaches nothing else.
+//
+// Tool rounds: each model response's tool calls are decided, grouped into
+// waves and settled by tool_round.hpp; each wave is a wave actor
+// (wave.hpp) the run holds until it answers. As a round starts, its
+// execution decisions go to the audit stream ("calls.decided"); when the
+// last wave answers, the round's activity goes to the run's stream
+// ("tools.round": call ids, tools, statuses and reasons, durations; never
+// arguments or results). The outputs go back, one per call id in call
+// order, only once both records are durable: a model never sees a result
+// whose decision is not recorded. Tool failures are outputs, not errors: a
+// round fails only if the run cannot record it (storage_failure), and then
+// the run ends.
+//
+// Cancellation: `cancel` stops the round in progress (the current wave
+// cancels its requests at their connections, which send
+// notifications/cancelled and close their streams; later waves never
+// start), answers the round's caller with its outputs (the unsent calls
+// "cancelled"), records "run.cancelled" with the time from cancel to the
+// last request closed, and ends the run. Killing the run kills its wave,
+// which cancels what is in flight on its way out.
+//
+// Lifecycle:
+//   idle --tool calls--> executing --outputs--> idle
+//   idle/executing --cancel--> cancelling --last request closed--> gone
+//   idle --close--> gone ("run.finished")
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "actors/event_store/event_store.hpp"
+#include "actors/mcp/mcp_connection.hpp"
+#include "actors/run/tool_catalog.hpp"
+#include "actors/run/tool_round.hpp"
+#include "actors/run/tool_view.hpp"
+#include "actors/tenant/policy.hpp"
+#include "messages/atoms.hpp"
+#include "messages/types.hpp"
+
+namespace voxos {
+
+class node_metrics;
+
+using run_actor = caf::typed_actor<
+  // One model response's tool calls; answers one output per call id, in
+  // call order, once every call is settled. One round at a time: a second
+  // while one executes is refused (conflict).
+  caf::replies_to<tool_atom, std::vector<tool_call>>::with<std::vector<tool_output>>,
+  // Cancels the run (see above); answers {"run_id","cancelled_calls",
+  // "cancel_to_closed_us"} once the last request is closed. The run ends.
+  caf::replies_to<cancel_atom>::with<std::string>,
+  // Ends an idle run normally ("run.finished"); answers true.
+  caf::replies_to<close_atom>::with<bool>,
+  // State for operators and tests: {"run_id","phase","rounds","calls",
+  // "waves","peak_wave","in_flight"}.
+  caf::replies_to<health_atom>::with<std::string>>;
+
+/// Everything a run is given when it starts.
+struct run_setup {
+  std::string tenant_id;
+  std::string run_id;
+  effective_policy snapshot;
+  tool_view view;
+  /// The long tail behind the catalog tools; nullptr unless catalog mode.
+  std::shared_ptr<const tool_catalog> catalog;
+  /// One connection per MCP server the snapshot allows.
+  std::unordered_map<std::string, mcp_connection_actor> connections;
+  adapter_map adapters;
+  round_limits limits;
+  /// Deadline of one tool call (the connection caps it by mcp.max_request_timeout_ms).
+  uint32_t call_timeout_ms = 60'000;
+  event_store_actor store;
+};
+
+run_actor spawn_run(caf::actor_system& sys, run_setup setup, node_metrics& metrics);
+
+} // namespace voxos

@@ -1,0 +1,469 @@
+#include "actors/run/tool_round.hpp"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "actors/run/maps_grounding.hpp"
+
+namespace voxos {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::size_t max_call_id_bytes = 128;
+constexpr std::size_t max_name_bytes = 128;
+/// Schema problems listed in one invalid_arguments output.
+constexpr std::size_t max_listed_problems = 8;
+/// Nesting of an argument object: deeper documents are refused before
+/// parsing (copying and validating nested JSON recurses).
+constexpr int max_argument_depth = 64;
+
+/// Whether `text` nests objects and arrays at most `limit` deep (brackets
+/// inside strings do not count). Malformed text is left to the parser.
+bool nesting_within(std::string_view text, int limit) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t idx = 0; idx < text.size(); ++idx) {
+    char ch = text[idx];
+    if (in_string) {
+      if (ch == '\\')
+        ++idx;
+      else if (ch == '"')
+        in_string = false;
+    } else if (ch == '"') {
+      in_string = true;
+    } else if (ch == '{' || ch == '[') {
+      if (++depth > limit)
+        return false;
+    } else if (ch == '}' || ch == ']') {
+      --depth;
+    }
+  }
+  return true;
+}
+
+constexpr std::string_view no_result = "The call produced no usable result: ";
+constexpr std::string_view correct_one = " Correct one request before batching more calls.";
+
+std::string tool_key(const view_entry& e) {
+  std::string key{e.server_id()};
+  key += '/';
+  key += e.tool();
+  return key;
+}
+
+uint64_t fnv1a(uint64_t hash, std::string_view text) {
+  for (unsigned char ch : text) {
+    hash ^= ch;
+    hash *= 1099511628211ULL;
+  }
+  return hash;
+}
+
+uint64_t fingerprint_of(const view_entry& e, const std::string& canonical_args) {
+  auto hash = fnv1a(14695981039346656037ULL, e.server_id());
+  hash = fnv1a(hash, std::string_view{"\0", 1});
+  hash = fnv1a(hash, e.tool());
+  hash = fnv1a(hash, std::string_view{"\0", 1});
+  return fnv1a(hash, canonical_args);
+}
+
+/// Answers a call locally with a failure output.
+void fail(round_call& call, call_status st, std::string reason, std::string_view message,
+          json problems = nullptr) {
+  call.status = st;
+  call.reason = std::move(reason);
+  json out{{"error", to_string(st)},
+           {"usable_result", false},
+           {"message", std::string{no_result} + std::string{message}}};
+  if (!problems.is_null())
+    out["problems"] = std::move(problems);
+  call.output = out.dump();
+}
+
+void answer_locally(round_call& call, json answer) {
+  call.status = call_status::local;
+  call.reason = "answered_by_runtime";
+  call.output = answer.dump();
+}
+
+/// The compiled schema of an entry, compiled on first use.
+const compiled_schema* validator_for(const view_entry& e, run_memory& memory) {
+  auto schema_text = e.input_schema();
+  if (auto found = memory.validators.find(schema_text.data()); found != memory.validators.end())
+    return &found->second;
+  auto doc = json::parse(schema_text, nullptr, false);
+  if (doc.is_discarded())
+    return nullptr;
+  auto compiled = compile_schema(doc, schema_draft::draft2020_12);
+  if (!compiled)
+    return nullptr;
+  return &memory.validators.emplace(schema_text.data(), std::move(*compiled)).first->second;
+}
+
+/// Validates `args` against the entry's schema; on failure answers the call.
+bool validate_arguments(round_call& call, const view_entry& e, const json& args,
+                        run_memory& memory) {
+  const auto* schema = validator_for(e, memory);
+  if (schema == nullptr) {
+    fail(call, call_status::unavailable, "schema_unusable",
+         "the tool's input schema cannot be used to check arguments, so it is not called.");
+    return false;
+  }
+  auto checked = validate(*schema, args);
+  if (checked.is_valid())
+    return true;
+  json problems = json::array();
+  for (const auto& err : checked.errors) {
+    if (problems.size() == max_listed_problems)
+      break;
+    problems.push_back({{"path", err.instance_path.empty() ? "/" : err.instance_path},
+                        {"schema_path", err.schema_path},
+                        {"constraint", err.constraint}});
+  }
+  fail(call, call_status::invalid_arguments, "invalid_arguments",
+       "its arguments do not match the tool's input schema (see problems); it was not sent."
+         + std::string{correct_one},
+       std::move(problems));
+  return false;
+}
+
+/// Rules 4-8 for a call resolved to an MCP tool entry, with its argument object.
+void decide_mcp_call(round_call& call, const view_entry& e, json args, tool_round& round,
+                     const adapter_map& adapters, run_memory& memory, const round_limits& limits,
+                     std::unordered_set<std::string>& invalid_now) {
+  auto key = tool_key(e);
+  if (auto spent = memory.invalid_rounds.find(key);
+      spent != memory.invalid_rounds.end() && spent->second >= limits.max_corrections) {
+    fail(call, call_status::skipped, "correction_budget_spent",
+         "it was not sent: this tool's arguments were invalid in "
+           + std::to_string(limits.max_corrections)
+           + " rounds of this run, so it is not called again in this run.");
+    return;
+  }
+  if (invalid_now.count(key) != 0) {
+    fail(call, call_status::skipped, "earlier_invalid_call",
+         "it was not sent because an earlier call to the same tool in this response had invalid "
+         "arguments."
+           + std::string{correct_one});
+    return;
+  }
+  if (!args.is_object()) {
+    fail(call, call_status::invalid_arguments, "invalid_arguments",
+         "its arguments must be one JSON object." + std::string{correct_one});
+    invalid_now.insert(key);
+    return;
+  }
+  if (!validate_arguments(call, e, args, memory)) {
+    if (call.status == call_status::invalid_arguments)
+      invalid_now.insert(key);
+    return;
+  }
+  // Curated normalisers run on schema-valid arguments.
+  if (auto adapter = adapters.find(std::string{e.server_id()});
+      adapter != adapters.end() && adapter->second == call_adapter::maps_grounding_lite) {
+    auto normalised = maps_grounding::normalize_arguments(e.tool(), args);
+    if (!normalised) {
+      fail(call, call_status::invalid_arguments, "invalid_arguments",
+           "its arguments do not meet the provider's contract ("
+             + normalised.error().message() + "); it was not sent." + std::string{correct_one});
+      invalid_now.insert(key);
+      return;
+    }
+    args = std::move(*normalised);
+  }
+  call.arguments = args.dump();
+  call.fingerprint = fingerprint_of(e, call.arguments);
+  if (memory.rejected.count(call.fingerprint) != 0) {
+    fail(call, call_status::skipped, "repeated_rejected_request",
+         "it was not sent because the server already rejected this exact request in this run. "
+         "Change the arguments before trying again.");
+    return;
+  }
+  call.read_only = e.read_only;
+  call.reason = "allowed";
+  (void)round;
+}
+
+/// Answers tool_search and tool_describe from the run's catalog.
+void answer_catalog(round_call& call, const view_entry& e, const json& args,
+                    const tool_catalog* catalog) {
+  if (catalog == nullptr) {
+    fail(call, call_status::denied, "not_in_view", "this run has no tool catalog.");
+    return;
+  }
+  if (e.role == view_role::catalog_search) {
+    auto limit = args.contains("limit") ? args["limit"].get<std::size_t>()
+                                        : catalog_limits::default_limit;
+    auto hits = catalog->search(args["query"].get<std::string>(), limit);
+    if (!hits) {
+      fail(call, call_status::invalid_arguments, "invalid_arguments",
+           hits.error().message() + ".");
+      return;
+    }
+    json results = json::array();
+    for (const auto& hit : *hits)
+      results.push_back({{"id", hit.id},
+                         {"name", hit.name},
+                         {"server", hit.server},
+                         {"summary", hit.summary}});
+    answer_locally(call, {{"results", std::move(results)}});
+    return;
+  }
+  auto described = catalog->describe(args["id"].get<std::string>());
+  if (!described) {
+    fail(call, call_status::invalid_arguments, "unknown_catalog_id",
+         described.error().message() + ".");
+    return;
+  }
+  answer_locally(call, {{"id", described->id},
+                        {"name", described->name},
+                        {"title", described->title},
+                        {"description", described->description},
+                        {"input_schema", json::parse(described->input_schema, nullptr, false)}});
+}
+
+/// The problem with a server's refusal, if it is an argument rejection.
+bool is_argument_rejection(const status& failure) {
+  if (failure.code() != errc::rejected)
+    return false;
+  const auto& text = failure.message();
+  return text.find("HTTP 400") != std::string::npos || text.find("HTTP 422") != std::string::npos
+         || text == "server error -32602";
+}
+
+void remember_rejection(run_memory& memory, uint64_t fingerprint, const round_limits& limits) {
+  if (!memory.rejected.insert(fingerprint).second)
+    return;
+  memory.rejected_order.push_back(fingerprint);
+  if (memory.rejected_order.size() > limits.max_remembered_rejections) {
+    memory.rejected.erase(memory.rejected_order.front());
+    memory.rejected_order.erase(memory.rejected_order.begin());
+  }
+}
+
+} // namespace
+
+std::string_view to_string(call_status x) noexcept {
+  switch (x) {
+  case call_status::pending:
+    return "pending";
+  case call_status::ok:
+    return "ok";
+  case call_status::tool_error:
+    return "tool_error";
+  case call_status::local:
+    return "local";
+  case call_status::denied:
+    return "denied";
+  case call_status::invalid_arguments:
+    return "invalid_arguments";
+  case call_status::rejected:
+    return "rejected";
+  case call_status::skipped:
+    return "skipped";
+  case call_status::unavailable:
+    return "unavailable";
+  case call_status::failed:
+    return "failed";
+  case call_status::cancelled:
+    return "cancelled";
+  }
+  return "failed";
+}
+
+result<tool_round> make_round(std::vector<tool_call> calls, const round_limits& limits) {
+  if (calls.empty())
+    return status::error(errc::missing_field, "tool calls: at least one call is required");
+  if (calls.size() > limits.max_calls)
+    return status::error(errc::out_of_range, "tool calls: one response may carry at most "
+                                               + std::to_string(limits.max_calls) + " calls");
+  tool_round round;
+  round.calls.reserve(calls.size());
+  std::unordered_set<std::string_view> ids;
+  for (std::size_t call_idx = 0; call_idx < calls.size(); ++call_idx) {
+    auto& in = calls[call_idx];
+    auto where = "tool calls[" + std::to_string(call_idx) + "]";
+    bool printable = std::all_of(in.call_id.begin(), in.call_id.end(),
+                                 [](unsigned char ch) { return ch > 0x20 && ch < 0x7f; });
+    if (in.call_id.empty() || in.call_id.size() > max_call_id_bytes || !printable)
+      return status::error(errc::out_of_range,
+                           where + ".call_id: 1-128 printable ASCII characters required");
+    if (in.name.empty() || in.name.size() > max_name_bytes)
+      return status::error(errc::out_of_range, where + ".name: 1-128 bytes required");
+    round.calls.push_back({});
+    auto& call = round.calls.back();
+    call.call_id = std::move(in.call_id);
+    call.name = std::move(in.name);
+    call.arguments = std::move(in.arguments);
+  }
+  for (const auto& call : round.calls)
+    if (!ids.insert(call.call_id).second)
+      return status::error(errc::conflict, "tool calls: call ids must be unique in a response");
+  return round;
+}
+
+void decide_round(tool_round& round, const tool_view& view, const tool_catalog* catalog,
+                  const effective_policy& snapshot, const adapter_map& adapters,
+                  run_memory& memory, const round_limits& limits) {
+  std::unordered_set<std::string> invalid_now;
+  for (auto& call : round.calls) {
+    // 1. A direct tool of the view (catalog tools resolve their target).
+    const auto* e = view.find_direct(call.name);
+    if (e == nullptr) {
+      fail(call, call_status::denied, "not_in_view",
+           "no tool of this name is available in this run.");
+      continue;
+    }
+    if (call.arguments.size() > limits.max_argument_bytes) {
+      fail(call, call_status::invalid_arguments, "arguments_too_large",
+           "its arguments exceed " + std::to_string(limits.max_argument_bytes)
+             + " bytes; it was not sent." + std::string{correct_one});
+      continue;
+    }
+    if (!nesting_within(call.arguments, max_argument_depth)) {
+      fail(call, call_status::invalid_arguments, "arguments_too_deep",
+           "its arguments nest deeper than " + std::to_string(max_argument_depth)
+             + " levels; it was not sent." + std::string{correct_one});
+      continue;
+    }
+    auto args = call.arguments.empty() ? json::object()
+                                       : json::parse(call.arguments, nullptr, false);
+    if (args.is_discarded()) {
+      fail(call, call_status::invalid_arguments, "invalid_arguments",
+           "its arguments are not well-formed JSON; it was not sent." + std::string{correct_one});
+      continue;
+    }
+    if (e->role != view_role::tool) {
+      // The catalog tools' own arguments are checked by their schemas.
+      if (!args.is_object()) {
+        fail(call, call_status::invalid_arguments, "invalid_arguments",
+             "its arguments must be one JSON object." + std::string{correct_one});
+        continue;
+      }
+      if (!validate_arguments(call, *e, args, memory))
+        continue;
+      if (e->role != view_role::catalog_call) {
+        answer_catalog(call, *e, args, catalog);
+        continue;
+      }
+      auto target = catalog != nullptr ? catalog->entry(args["id"].get<std::string>())
+                                       : result<const view_entry*>{status::error(
+                                         errc::not_found, "this run has no tool catalog")};
+      if (!target) {
+        fail(call, call_status::invalid_arguments, "unknown_catalog_id",
+             target.error().message() + ".");
+        continue;
+      }
+      e = *target;
+      args = std::move(args["arguments"]);
+    }
+    call.entry = e;
+    // 2. The execution check against the snapshot.
+    if (snapshot.find(e->server_id(), e->tool()) == nullptr) {
+      fail(call, call_status::denied, std::string{to_string(reason::not_in_snapshot)},
+           "this tool is not allowed in this run.");
+      continue;
+    }
+    // 3. Only MCP tools execute here.
+    if (e->origin != tool_origin::mcp) {
+      fail(call, call_status::unavailable, "not_executable",
+           "this tool cannot be executed by this runtime yet.");
+      continue;
+    }
+    decide_mcp_call(call, *e, std::move(args), round, adapters, memory, limits, invalid_now);
+  }
+  // The bounded correction: one more invalid round per tool.
+  for (const auto& key : invalid_now)
+    ++memory.invalid_rounds[key];
+}
+
+std::vector<std::size_t> next_wave(tool_round& round, run_memory& memory,
+                                   const round_limits& limits) {
+  (void)memory;
+  std::vector<std::size_t> wave;
+  auto width = std::max<std::size_t>(1, limits.wave_width);
+  for (; round.cursor < round.calls.size(); ++round.cursor) {
+    auto& call = round.calls[round.cursor];
+    if (call.status != call_status::pending)
+      continue;
+    if (round.rejected_tools.count(tool_key(*call.entry)) != 0) {
+      fail(call, call_status::skipped, "rejected_earlier_in_round",
+           "it was not sent because the server rejected an earlier call to the same tool in this "
+           "response."
+             + std::string{correct_one});
+      continue;
+    }
+    if (!call.read_only) {
+      if (wave.empty()) {
+        wave.push_back(round.cursor++);
+      }
+      break;
+    }
+    if (wave.size() == width)
+      break;
+    wave.push_back(round.cursor);
+  }
+  return wave;
+}
+
+std::string call_params(const round_call& call) {
+  std::string out = R"({"name":)";
+  out += json(std::string{call.entry->tool()}).dump();
+  out += R"(,"arguments":)";
+  out += call.arguments;
+  out += '}';
+  return out;
+}
+
+void settle_call(round_call& call, tool_round& round, run_memory& memory,
+                 const round_limits& limits, const result<std::string>& answer) {
+  if (answer) {
+    auto doc = json::parse(*answer, nullptr, false);
+    if (!doc.is_object()) {
+      fail(call, call_status::failed, "bad_result",
+           "the server's answer was not a tool result.");
+      return;
+    }
+    auto is_error = doc.find("isError");
+    bool tool_error = is_error != doc.end() && is_error->is_boolean() && is_error->get<bool>();
+    call.status = tool_error ? call_status::tool_error : call_status::ok;
+    call.reason = tool_error ? "tool_reported_error" : "completed";
+    call.output = *answer;
+    return;
+  }
+  const auto& failure = answer.error();
+  if (is_argument_rejection(failure)) {
+    remember_rejection(memory, call.fingerprint, limits);
+    round.rejected_tools.insert(tool_key(*call.entry));
+    fail(call, call_status::rejected, "server_rejected_arguments",
+         "the server rejected its arguments." + std::string{correct_one});
+    return;
+  }
+  if (failure.code() == errc::unavailable && failure.message() == "request cancelled") {
+    fail(call, call_status::cancelled, "cancelled", "the run was cancelled before it completed.");
+    return;
+  }
+  fail(call, call_status::failed, std::string{to_string(failure.code())},
+       "the server or its connection failed (" + std::string{to_string(failure.code())} + ": "
+         + failure.message() + "). Answer with what succeeded and say what was not completed.");
+}
+
+void cancel_round(tool_round& round) {
+  for (auto& call : round.calls)
+    if (call.status == call_status::pending)
+      fail(call, call_status::cancelled, "cancelled", "the run was cancelled before it completed.");
+  round.cursor = round.calls.size();
+}
+
+std::vector<tool_output> round_outputs(const tool_round& round) {
+  std::vector<tool_output> out;
+  out.reserve(round.calls.size());
+  for (const auto& call : round.calls)
+    out.push_back({call.call_id, std::string{to_string(call.status)}, call.output});
+  return out;
+}
+
+} // namespace voxos

@@ -1,0 +1,114 @@
+#include "actors/run/wave.hpp"
+
+#include <chrono>
+
+#include <caf/actor_system.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "messages/errc.hpp"
+#include "messages/error.hpp"
+
+namespace voxos {
+
+namespace {
+
+/// Headroom over the call deadline for the connection's own answer (it
+/// enforces the deadline; this only keeps the wave from waiting forever).
+constexpr uint32_t answer_grace_ms = 2'000;
+
+struct wave_state {
+  static inline const char* name = "wave";
+  std::vector<wave_call> calls;
+  std::vector<wave_answer> answers;
+  std::vector<bool> in_flight;
+  std::size_t outstanding = 0;
+  uint32_t deadline_ms = 0;
+  bool started = false;
+  caf::typed_response_promise<std::vector<wave_answer>> promise;
+};
+
+using self_pointer = wave_actor::stateful_pointer<wave_state>;
+
+/// The connection's key for call `call_idx`: unique per connection because
+/// actor ids are unique in the node and a wave has few calls.
+uint64_t key_of(self_pointer self, std::size_t call_idx) {
+  return (static_cast<uint64_t>(self->id()) << 8) | static_cast<uint64_t>(call_idx);
+}
+
+void cancel_in_flight(self_pointer self) {
+  auto& st = self->state;
+  for (std::size_t call_idx = 0; call_idx < st.calls.size(); ++call_idx)
+    if (st.in_flight[call_idx])
+      self->send(st.calls[call_idx].connection, cancel_atom::value, key_of(self, call_idx));
+}
+
+void on_answer(self_pointer self, std::size_t call_idx, wave_answer answer) {
+  auto& st = self->state;
+  if (!st.in_flight[call_idx])
+    return;
+  st.in_flight[call_idx] = false;
+  st.answers[call_idx] = std::move(answer);
+  if (--st.outstanding == 0) {
+    st.promise.deliver(std::move(st.answers));
+    self->quit();
+  }
+}
+
+wave_actor::behavior_type wave_behavior(self_pointer self, std::vector<wave_call> calls,
+                                        uint32_t deadline_ms) {
+  auto& st = self->state;
+  st.calls = std::move(calls);
+  st.answers.resize(st.calls.size());
+  st.in_flight.assign(st.calls.size(), false);
+  st.deadline_ms = deadline_ms;
+  // Killed by its run: nothing stays open at the servers.
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    cancel_in_flight(self);
+    self->quit(std::move(msg.reason));
+  });
+  return {
+    [self](request_atom) -> caf::result<std::vector<wave_answer>> {
+      auto& st = self->state;
+      if (st.started)
+        return make_error(errc::conflict, "a wave is sent once");
+      st.started = true;
+      st.promise = self->make_response_promise<std::vector<wave_answer>>();
+      if (st.calls.empty()) {
+        st.promise.deliver(std::vector<wave_answer>{});
+        self->quit();
+        return st.promise;
+      }
+      st.outstanding = st.calls.size();
+      auto wait = std::chrono::milliseconds{st.deadline_ms + answer_grace_ms};
+      for (std::size_t call_idx = 0; call_idx < st.calls.size(); ++call_idx) {
+        st.in_flight[call_idx] = true;
+        self
+          ->request(st.calls[call_idx].connection, wait, request_atom::value,
+                    key_of(self, call_idx), std::string{"tools/call"},
+                    std::move(st.calls[call_idx].params), st.deadline_ms)
+          .then(
+            [self, call_idx](std::string& result) {
+              on_answer(self, call_idx, {0, std::move(result)});
+            },
+            [self, call_idx](caf::error& err) {
+              auto code = err.category() == error_category() ? err.code()
+                                                              : static_cast<uint8_t>(
+                                                                  errc::unavailable);
+              on_answer(self, call_idx, {code, message_of(err)});
+            });
+      }
+      return st.promise;
+    },
+    [self](cancel_atom) { cancel_in_flight(self); },
+  };
+}
+
+} // namespace
+
+wave_actor spawn_wave(caf::actor_system& sys, std::vector<wave_call> calls, uint32_t deadline_ms) {
+  return sys.spawn(wave_behavior, std::move(calls), deadline_ms);
+}
+
+} // namespace voxos

@@ -1,0 +1,57 @@
+// The wave actor: one batch of a run's calls sent together, up to eight
+// read-only calls or one call that is not (tool_round.hpp decides which).
+// One per wave, spawned and held by its run, which it dies with.
+//
+// It sends every call's `tools/call` to its server's mcp_connection at once
+// and answers the run with every call's answer, in call order, once the last
+// is in. Each call has its own deadline (the connection enforces it too).
+//
+// Cancellation: `cancel` (the run was cancelled) cancels every request still
+// in flight at its connection, which sends notifications/cancelled and
+// closes the request's stream; the wave still answers, once each cancelled
+// request has come back. If the wave is killed instead (its run died), its
+// exit handler cancels what is in flight the same way before it goes.
+//
+// Lifecycle: sending --last answer--> answered (gone) ; sending --cancel--> draining --> answered
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "actors/mcp/mcp_connection.hpp"
+#include "messages/atoms.hpp"
+
+namespace voxos {
+
+/// One call of a wave.
+struct wave_call {
+  mcp_connection_actor connection;
+  std::string params; ///< the tools/call params, JSON text
+};
+
+/// One call's answer: the result text, or the failure's code and message.
+struct wave_answer {
+  uint8_t code = 0; ///< 0: `text` is the result; else an errc
+  std::string text; ///< the result, or the failure's message
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, wave_answer& x) {
+  return f(caf::meta::type_name("wave_answer"), x.code, x.text);
+}
+
+using wave_actor = caf::typed_actor<
+  // Sends the calls (once); answers every call's answer in call order.
+  caf::replies_to<request_atom>::with<std::vector<wave_answer>>,
+  // Cancels every request still in flight (see above).
+  caf::reacts_to<cancel_atom>>;
+
+/// Spawns a wave over `calls`, each with a deadline of `deadline_ms`.
+wave_actor spawn_wave(caf::actor_system& sys, std::vector<wave_call> calls, uint32_t deadline_ms);
+
+} // namespace voxos

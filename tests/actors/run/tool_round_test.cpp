@@ -1,0 +1,320 @@
+// The failure rules and wave grouping of one tool round (tool_round.hpp).
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "actors/run/tool_fixtures.hpp"
+#include "actors/run/tool_round.hpp"
+
+namespace voxos {
+
+namespace {
+
+using nlohmann::json;
+using test::definition;
+using test::tool_world;
+
+constexpr const char* forecast_schema = R"({
+  "type": "object",
+  "properties": {
+    "location": {"type": "object", "properties": {"address": {"type": "string"}},
+                 "required": ["address"], "additionalProperties": false},
+    "date": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"}
+  },
+  "required": ["location", "date"]
+})";
+
+/// A world with one server: read-only get_forecast and echo, mutating record_note.
+struct round_world {
+  tool_world world;
+  tool_view view;
+  run_memory memory;
+  round_limits limits;
+  adapter_map adapters;
+
+  round_world() {
+    world.server("s_1", "Weather");
+    world.allow_mcp("s_1", definition("get_forecast", "Forecast.", forecast_schema), {}, true);
+    world.allow_mcp("s_1", definition("echo"), {}, true);
+    world.allow_mcp("s_1", definition("record_note"));
+    view = world.view();
+  }
+
+  tool_round decide(std::vector<tool_call> calls) {
+    auto made = make_round(std::move(calls), limits);
+    REQUIRE(made.is_ok());
+    auto round = std::move(*made);
+    decide_round(round, view, nullptr, world.snapshot, adapters, memory, limits);
+    return round;
+  }
+
+  /// Every wave of the round, each call settled with `answer` as it is planned.
+  std::vector<std::vector<std::size_t>> drain(tool_round& round,
+                                              const result<std::string>& answer) {
+    std::vector<std::vector<std::size_t>> waves;
+    for (auto wave = next_wave(round, memory, limits); !wave.empty();
+         wave = next_wave(round, memory, limits)) {
+      for (auto call_idx : wave)
+        settle_call(round.calls[call_idx], round, memory, limits, answer);
+      waves.push_back(wave);
+    }
+    return waves;
+  }
+};
+
+tool_call forecast(std::string id, std::string date, std::string address = "Main St 1") {
+  return {std::move(id), "get_forecast",
+          json{{"location", {{"address", address}}}, {"date", date}}.dump()};
+}
+
+const result<std::string> ok_result{std::string{R"({"content":[{"type":"text","text":"ok"}]})"}};
+
+} // namespace
+
+TEST_CASE("a seven-day forecast is one wave, answered in call order") {
+  round_world w;
+  std::vector<tool_call> calls;
+  for (int day = 1; day <= 7; ++day)
+    calls.push_back(forecast("c" + std::to_string(day), "2026-12-0" + std::to_string(day)));
+  auto round = w.decide(calls);
+  auto waves = w.drain(round, ok_result);
+  REQUIRE(waves.size() == 1);
+  CHECK(waves[0] == std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6});
+  auto outputs = round_outputs(round);
+  REQUIRE(outputs.size() == 7);
+  for (std::size_t idx = 0; idx < outputs.size(); ++idx) {
+    CHECK(outputs[idx].call_id == "c" + std::to_string(idx + 1));
+    CHECK(outputs[idx].status == "ok");
+  }
+}
+
+TEST_CASE("read-only calls go in waves of at most eight") {
+  round_world w;
+  std::vector<tool_call> calls;
+  for (int n = 0; n < 17; ++n)
+    calls.push_back({"c" + std::to_string(n), "echo", R"({"q":"x"})"});
+  auto round = w.decide(calls);
+  auto waves = w.drain(round, ok_result);
+  REQUIRE(waves.size() == 3);
+  CHECK(waves[0].size() == 8);
+  CHECK(waves[1].size() == 8);
+  CHECK(waves[2].size() == 1);
+}
+
+TEST_CASE("a call that is not read-only runs alone, in call order") {
+  round_world w;
+  auto round = w.decide({{"a", "echo", R"({"q":"1"})"},
+                         {"b", "echo", R"({"q":"2"})"},
+                         {"c", "record_note", R"({"q":"n"})"},
+                         {"d", "record_note", R"({"q":"m"})"},
+                         {"e", "echo", R"({"q":"3"})"}});
+  auto waves = w.drain(round, ok_result);
+  REQUIRE(waves.size() == 4);
+  CHECK(waves[0] == std::vector<std::size_t>{0, 1});
+  CHECK(waves[1] == std::vector<std::size_t>{2});
+  CHECK(waves[2] == std::vector<std::size_t>{3});
+  CHECK(waves[3] == std::vector<std::size_t>{4});
+}
+
+TEST_CASE("invalid arguments are not sent and skip later calls to that tool in the response") {
+  round_world w;
+  auto round = w.decide({forecast("a", "tomorrow"), forecast("b", "2026-12-03"),
+                         {"c", "echo", R"({"q":"still sent"})"}});
+  CHECK(round.calls[0].status == call_status::invalid_arguments);
+  CHECK(round.calls[1].status == call_status::skipped);
+  CHECK(round.calls[1].reason == "earlier_invalid_call");
+  CHECK(round.calls[2].status == call_status::pending);
+  auto waves = w.drain(round, ok_result);
+  REQUIRE(waves.size() == 1);
+  CHECK(waves[0] == std::vector<std::size_t>{2});
+  auto out = json::parse(round.calls[0].output);
+  CHECK(out["usable_result"] == false);
+  CHECK(out["message"].get<std::string>().find("Correct one request") != std::string::npos);
+  REQUIRE(out["problems"].size() == 1);
+  CHECK(out["problems"][0]["path"] == "/date");
+}
+
+TEST_CASE("validation errors name paths and constraints, never the rejected values") {
+  round_world w;
+  auto round = w.decide({{"a", "get_forecast",
+                          R"({"location":{"address":"Secret Lane 99","extra":"hunter2"},"date":"not-a-date-xyzzy"})"}});
+  REQUIRE(round.calls[0].status == call_status::invalid_arguments);
+  const auto& text = round.calls[0].output;
+  CHECK(text.find("Secret Lane") == std::string::npos);
+  CHECK(text.find("hunter2") == std::string::npos);
+  CHECK(text.find("xyzzy") == std::string::npos);
+  CHECK(text.find("/date") != std::string::npos);
+}
+
+TEST_CASE("the correction is bounded: after three invalid rounds the tool is not called") {
+  round_world w;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto round = w.decide({forecast("a", "bad")});
+    CHECK(round.calls[0].status == call_status::invalid_arguments);
+  }
+  auto round = w.decide({forecast("a", "2026-12-03")});
+  CHECK(round.calls[0].status == call_status::skipped);
+  CHECK(round.calls[0].reason == "correction_budget_spent");
+  // Other tools are unaffected.
+  auto other = w.decide({{"b", "echo", R"({"q":"x"})"}});
+  CHECK(other.calls[0].status == call_status::pending);
+}
+
+TEST_CASE("a server 400 is an argument rejection: later waves of the tool are skipped") {
+  round_world w;
+  std::vector<tool_call> calls;
+  for (int n = 0; n < 10; ++n)
+    calls.push_back(forecast("c" + std::to_string(n), "2026-12-0" + std::to_string(n % 9 + 1),
+                             "Addr " + std::to_string(n)));
+  auto round = w.decide(calls);
+  auto first = next_wave(round, w.memory, w.limits);
+  REQUIRE(first.size() == 8);
+  // The first call is refused by the server; the rest of the wave finishes.
+  settle_call(round.calls[first[0]], round, w.memory, w.limits,
+              status::error(errc::rejected, "server refused the request: server answered HTTP 400"));
+  for (std::size_t idx = 1; idx < first.size(); ++idx)
+    settle_call(round.calls[first[idx]], round, w.memory, w.limits, ok_result);
+  CHECK(round.calls[0].status == call_status::rejected);
+  CHECK(round.calls[1].status == call_status::ok);
+  // The second wave of the same tool is not sent.
+  CHECK(next_wave(round, w.memory, w.limits).empty());
+  CHECK(round.calls[8].status == call_status::skipped);
+  CHECK(round.calls[8].reason == "rejected_earlier_in_round");
+  CHECK(round.calls[9].status == call_status::skipped);
+  auto rejected = json::parse(round.calls[0].output);
+  CHECK(rejected["error"] == "rejected");
+}
+
+TEST_CASE("JSON-RPC invalid params is an argument rejection, other server errors are failures") {
+  round_world w;
+  auto round = w.decide({{"a", "echo", R"({"q":"1"})"}, {"b", "record_note", R"({"q":"2"})"}});
+  auto wave = next_wave(round, w.memory, w.limits);
+  settle_call(round.calls[0], round, w.memory, w.limits,
+              status::error(errc::rejected, "server error -32602"));
+  CHECK(round.calls[0].status == call_status::rejected);
+  wave = next_wave(round, w.memory, w.limits);
+  settle_call(round.calls[1], round, w.memory, w.limits,
+              status::error(errc::rejected, "server error -32603"));
+  CHECK(round.calls[1].status == call_status::failed);
+  settle_call(round.calls[1], round, w.memory, w.limits,
+              status::error(errc::unavailable, "request deadline exceeded"));
+  CHECK(round.calls[1].status == call_status::failed);
+  CHECK(json::parse(round.calls[1].output)["usable_result"] == false);
+}
+
+TEST_CASE("an exact request a server rejected is skipped in a later round") {
+  round_world w;
+  auto round = w.decide({forecast("a", "2026-12-03")});
+  auto wave = next_wave(round, w.memory, w.limits);
+  settle_call(round.calls[0], round, w.memory, w.limits,
+              status::error(errc::rejected, "server refused the request: server answered HTTP 422"));
+  auto again = w.decide({forecast("b", "2026-12-03"), forecast("c", "2026-12-04")});
+  CHECK(again.calls[0].status == call_status::skipped);
+  CHECK(again.calls[0].reason == "repeated_rejected_request");
+  CHECK(again.calls[1].status == call_status::pending);
+}
+
+TEST_CASE("a tool result with isError goes to the model as a tool error") {
+  round_world w;
+  auto round = w.decide({{"a", "echo", R"({"q":"1"})"}});
+  w.drain(round, result<std::string>{std::string{
+                   R"({"content":[{"type":"text","text":"no such city"}],"isError":true})"}});
+  CHECK(round.calls[0].status == call_status::tool_error);
+  CHECK(round.calls[0].output.find("no such city") != std::string::npos);
+}
+
+TEST_CASE("a tool outside the run's view is denied and nothing is sent") {
+  round_world w;
+  auto round = w.decide({{"a", "delete_everything", "{}"}, {"b", "echo", R"({"q":"1"})"}});
+  CHECK(round.calls[0].status == call_status::denied);
+  CHECK(round.calls[0].reason == "not_in_view");
+  auto waves = w.drain(round, ok_result);
+  REQUIRE(waves.size() == 1);
+  CHECK(waves[0] == std::vector<std::size_t>{1});
+}
+
+TEST_CASE("malformed responses are refused whole") {
+  round_world w;
+  std::vector<tool_call> many(10'000, tool_call{"x", "echo", "{}"});
+  for (std::size_t idx = 0; idx < many.size(); ++idx)
+    many[idx].call_id = "c" + std::to_string(idx);
+  auto too_many = make_round(many, w.limits);
+  REQUIRE_FALSE(too_many.is_ok());
+  CHECK(too_many.error().code() == errc::out_of_range);
+  auto duplicate = make_round({{"a", "echo", "{}"}, {"a", "echo", "{}"}}, w.limits);
+  REQUIRE_FALSE(duplicate.is_ok());
+  CHECK(duplicate.error().code() == errc::conflict);
+  auto no_id = make_round({{"", "echo", "{}"}}, w.limits);
+  CHECK_FALSE(no_id.is_ok());
+  auto control = make_round({{"a\n", "echo", "{}"}}, w.limits);
+  CHECK_FALSE(control.is_ok());
+  CHECK_FALSE(make_round({}, w.limits).is_ok());
+}
+
+TEST_CASE("arguments that are not an object, not JSON or too large are invalid") {
+  round_world w;
+  w.limits.max_argument_bytes = 64;
+  auto round = w.decide({{"a", "echo", "[1,2]"},
+                         {"b", "record_note", "{not json"},
+                         {"c", "get_forecast", std::string(100, ' ')}});
+  CHECK(round.calls[0].status == call_status::invalid_arguments);
+  CHECK(round.calls[1].status == call_status::invalid_arguments);
+  CHECK(round.calls[2].status == call_status::invalid_arguments);
+  CHECK(round.calls[2].reason == "arguments_too_large");
+}
+
+TEST_CASE("deeply nested arguments are refused before parsing") {
+  round_world w;
+  std::string deep = R"({"q":)" + std::string(100'000, '[') + std::string(100'000, ']') + "}";
+  std::string shallow_in_string = R"({"q":")" + std::string(1000, '[') + R"("})";
+  auto round = w.decide({{"a", "echo", deep}, {"b", "record_note", shallow_in_string}});
+  CHECK(round.calls[0].status == call_status::invalid_arguments);
+  CHECK(round.calls[0].reason == "arguments_too_deep");
+  CHECK(round.calls[1].status == call_status::pending);
+}
+
+TEST_CASE("cancelling answers every call not yet settled") {
+  round_world w;
+  auto round = w.decide({{"a", "echo", R"({"q":"1"})"}, {"b", "record_note", R"({"q":"2"})"}});
+  auto wave = next_wave(round, w.memory, w.limits);
+  settle_call(round.calls[0], round, w.memory, w.limits,
+              status::error(errc::unavailable, "request cancelled"));
+  cancel_round(round);
+  auto outputs = round_outputs(round);
+  REQUIRE(outputs.size() == 2);
+  CHECK(outputs[0].status == "cancelled");
+  CHECK(outputs[1].status == "cancelled");
+  CHECK(next_wave(round, w.memory, w.limits).empty());
+}
+
+TEST_CASE("tool_call reaches a catalog tool through its id, validated by its schema") {
+  tool_world world;
+  world.server("s_1", "Big");
+  world.allow_many("s_1", "tool", 12);
+  auto view = world.view();
+  REQUIRE(view.catalog_mode);
+  auto catalog = std::make_shared<tool_catalog>(test::catalog_of(view, 7));
+  run_memory memory;
+  round_limits limits;
+  auto id = catalog->id_at(0);
+  auto made = make_round({{"a", "tool_call", json{{"id", id}, {"arguments", {{"q", "x"}}}}.dump()},
+                          {"b", "tool_call", json{{"id", id}, {"arguments", {{"q", 5}}}}.dump()},
+                          {"c", "tool_call", json{{"id", "ct_AAAAAAAAAAAAAAAAAAAAAA"},
+                                                  {"arguments", json::object()}}
+                                               .dump()},
+                          {"d", "tool_search", R"({"query":"tool"})"}},
+                         limits);
+  REQUIRE(made.is_ok());
+  auto round = std::move(*made);
+  decide_round(round, view, catalog.get(), world.snapshot, {}, memory, limits);
+  CHECK(round.calls[0].status == call_status::pending);
+  REQUIRE(round.calls[0].entry != nullptr);
+  CHECK(round.calls[0].entry->server_id() == "s_1");
+  CHECK(round.calls[1].status == call_status::invalid_arguments);
+  CHECK(round.calls[2].status == call_status::invalid_arguments);
+  CHECK(round.calls[2].reason == "unknown_catalog_id");
+  CHECK(round.calls[3].status == call_status::local);
+  CHECK(json::parse(round.calls[3].output)["results"].size() > 0);
+}
+
+} // namespace voxos

@@ -1,0 +1,260 @@
+// Runs executing tool calls over HTTP against a real SDK-built MCP peer that
+// counts its own requests in flight: waves of eight read-only calls, calls
+// that are not read-only one at a time, the failure rules, cancellation.
+// Judged by the peer's counters, never by wall-clock time.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <thread>
+
+#include <httplib.h>
+
+#include "support/node_peer.hpp"
+#include "support/running_node.hpp"
+
+using namespace voxos;
+using nlohmann::json;
+
+namespace {
+
+const std::vector<std::string> peer_tools{"echo", "add", "sleep", "get_forecast", "record_note"};
+
+/// A tenant whose default agent may call the peer's tools (all but "add",
+/// which is allowlisted on the server but never granted).
+struct run_fixture {
+  std::unique_ptr<test::node_peer> peer = test::start_sdk_peer({"--json"});
+  test::temp_dir dir;
+  std::unique_ptr<test::running_node> node;
+  std::string token;
+  std::string agent_id;
+  std::string server_id;
+
+  run_fixture() {
+    REQUIRE_MESSAGE(peer->up(), peer->error_output());
+    node = std::make_unique<test::running_node>(
+      dir, std::vector<node_config::registered_url>{{peer->url(), "mcp"}});
+    token = node->make_tenant("Acme").second;
+    agent_id = node->call("GET", "/v1/agents", token).body[0]["agent_id"].get<std::string>();
+    auto made = node->call("POST", "/v1/servers", token,
+                           json{{"url", peer->url()}, {"label", "Peer"}}.dump());
+    REQUIRE_MESSAGE(made.status == 201, made.raw);
+    server_id = made.body["server_id"].get<std::string>();
+    auto tested = node->call("POST", "/v1/servers/" + server_id + "/test", token);
+    REQUIRE_MESSAGE(tested.status == 200, tested.raw);
+    auto patched = node->call(
+      "PATCH", "/v1/servers/" + server_id, token,
+      json{{"enabled", true}, {"trusted", true}, {"allowed_tools", peer_tools}}.dump());
+    REQUIRE_MESSAGE(patched.status == 200, patched.raw);
+    // Enabling goes back through the test-and-grant flow: test again.
+    tested = node->call("POST", "/v1/servers/" + server_id + "/test", token);
+    REQUIRE_MESSAGE(tested.status == 200, tested.raw);
+    for (const auto& tool : peer_tools) {
+      if (tool == "add")
+        continue;
+      auto granted =
+        node->call("PUT", "/v1/agents/" + agent_id + "/grants", token,
+                   json{{"server_id", server_id}, {"tool", tool}, {"decision", "allow"}}.dump());
+      REQUIRE_MESSAGE(granted.status == 200, granted.raw);
+    }
+  }
+
+  std::string start_run() {
+    auto started = node->call("POST", "/v1/runs", token,
+                              json{{"agent_id", agent_id}, {"channel", "owner_text_chat"}}.dump());
+    REQUIRE_MESSAGE(started.status == 201, started.raw);
+    return started.body["run_id"].get<std::string>();
+  }
+
+  test::http_reply submit(const std::string& run_id, const json& calls) {
+    return node->call("POST", "/v1/runs/" + run_id + "/tool-calls", token,
+                      json{{"calls", calls}}.dump());
+  }
+};
+
+json sleep_calls(int count, int ms, const std::string& prefix = "s") {
+  json calls = json::array();
+  for (int n = 0; n < count; ++n)
+    calls.push_back({{"call_id", prefix + std::to_string(n)},
+                     {"name", "sleep"},
+                     {"arguments", {{"ms", ms}}}});
+  return calls;
+}
+
+void check_in_order(const json& outputs, const json& calls, const std::string& status) {
+  REQUIRE(outputs.size() == calls.size());
+  for (std::size_t idx = 0; idx < calls.size(); ++idx) {
+    CHECK(outputs[idx]["call_id"] == calls[idx]["call_id"]);
+    CHECK_MESSAGE(outputs[idx]["status"] == status, outputs[idx].dump());
+  }
+}
+
+} // namespace
+
+TEST_CASE("eight read-only calls reach the peer together") {
+  run_fixture f;
+  auto run_id = f.start_run();
+  REQUIRE(test::reset_peer_stats(f.peer->port()));
+  auto calls = sleep_calls(8, 300);
+  auto answered = f.submit(run_id, calls);
+  REQUIRE_MESSAGE(answered.status == 200, answered.raw);
+  check_in_order(answered.body["outputs"], calls, "ok");
+  auto stats = test::peer_stats(f.peer->port());
+  CHECK(stats["tools_call_received"] == 8);
+  CHECK(stats["peak_in_flight"] == 8);
+}
+
+TEST_CASE("sixteen read-only calls reach the peer as two waves of eight") {
+  run_fixture f;
+  auto run_id = f.start_run();
+  REQUIRE(test::reset_peer_stats(f.peer->port()));
+  auto calls = sleep_calls(16, 200);
+  auto answered = f.submit(run_id, calls);
+  REQUIRE_MESSAGE(answered.status == 200, answered.raw);
+  check_in_order(answered.body["outputs"], calls, "ok");
+  auto stats = test::peer_stats(f.peer->port());
+  CHECK(stats["tools_call_received"] == 16);
+  CHECK(stats["peak_in_flight"] == 8);
+  auto health = f.node->call("GET", "/v1/runs/" + run_id + "/health", f.token);
+  REQUIRE(health.status == 200);
+  CHECK(health.body["waves"] == 2);
+  CHECK(health.body["peak_wave"] == 8);
+}
+
+TEST_CASE("calls that are not read-only reach the peer one at a time") {
+  run_fixture f;
+  auto run_id = f.start_run();
+  REQUIRE(test::reset_peer_stats(f.peer->port()));
+  json calls = json::array();
+  for (int n = 0; n < 3; ++n)
+    calls.push_back({{"call_id", "n" + std::to_string(n)},
+                     {"name", "record_note"},
+                     {"arguments", {{"note", "note " + std::to_string(n)}}}});
+  // A read-only call between them waits for the note before it.
+  calls.push_back({{"call_id", "e"}, {"name", "echo"}, {"arguments", {{"text", "after"}}}});
+  auto answered = f.submit(run_id, calls);
+  REQUIRE_MESSAGE(answered.status == 200, answered.raw);
+  check_in_order(answered.body["outputs"], calls, "ok");
+  auto stats = test::peer_stats(f.peer->port());
+  CHECK(stats["tools_call_received"] == 4);
+  CHECK(stats["peak_in_flight"] == 1);
+  CHECK(stats["tools"]["record_note"]["peak_in_flight"] == 1);
+}
+
+TEST_CASE("a seven-day forecast is one wave, answered in date order") {
+  run_fixture f;
+  auto run_id = f.start_run();
+  REQUIRE(test::reset_peer_stats(f.peer->port()));
+  json calls = json::array();
+  for (int day = 1; day <= 7; ++day)
+    calls.push_back({{"call_id", "d" + std::to_string(day)},
+                     {"name", "get_forecast"},
+                     {"arguments",
+                      {{"location", {{"address", "Karl-Marx-Allee 1, Berlin"}}},
+                       {"date", "2026-12-0" + std::to_string(day)}}}});
+  auto answered = f.submit(run_id, calls);
+  REQUIRE_MESSAGE(answered.status == 200, answered.raw);
+  const auto& outputs = answered.body["outputs"];
+  check_in_order(outputs, calls, "ok");
+  for (int day = 1; day <= 7; ++day)
+    CHECK(outputs[day - 1]["output"]["content"][0]["text"].get<std::string>().find(
+            "2026-12-0" + std::to_string(day))
+          != std::string::npos);
+  CHECK(f.node->call("GET", "/v1/runs/" + run_id + "/health", f.token).body["waves"] == 1);
+}
+
+TEST_CASE("invalid arguments are never sent and later calls to that tool are skipped") {
+  run_fixture f;
+  auto run_id = f.start_run();
+  REQUIRE(test::reset_peer_stats(f.peer->port()));
+  json calls = json::array(
+    {{{"call_id", "bad"},
+      {"name", "get_forecast"},
+      {"arguments", {{"location", {{"address", "Secret Lane 7"}}}, {"date", "next tuesday"}}}},
+     {{"call_id", "later"},
+      {"name", "get_forecast"},
+      {"arguments", {{"location", {{"address", "Main St"}}}, {"date", "2026-12-05"}}}},
+     {{"call_id", "other"}, {"name", "echo"}, {"arguments", {{"text", "hello"}}}},
+     {{"call_id", "nope"}, {"name", "add"}, {"arguments", {{"a", 1}, {"b", 2}}}}});
+  auto answered = f.submit(run_id, calls);
+  REQUIRE_MESSAGE(answered.status == 200, answered.raw);
+  const auto& outputs = answered.body["outputs"];
+  REQUIRE(outputs.size() == 4);
+  CHECK(outputs[0]["status"] == "invalid_arguments");
+  CHECK(outputs[0]["output"]["problems"][0]["path"] == "/date");
+  CHECK(outputs[0].dump().find("Secret Lane") == std::string::npos);
+  CHECK(outputs[0].dump().find("next tuesday") == std::string::npos);
+  CHECK(outputs[1]["status"] == "skipped");
+  CHECK(outputs[2]["status"] == "ok");
+  CHECK(outputs[3]["status"] == "denied"); // allowlisted but never granted
+  // Only the valid, granted call reached the peer.
+  CHECK(test::peer_stats(f.peer->port())["tools_call_received"] == 1);
+
+  // Every decision is in the tenant's audit, at execution.
+  auto audit = f.node->call("GET", "/v1/audit?limit=10", f.token);
+  REQUIRE(audit.status == 200);
+  int executed = 0;
+  for (const auto& row : audit.body)
+    if (row["phase"] == "execute" && row["run_id"] == run_id)
+      ++executed;
+  CHECK(executed == 4);
+}
+
+TEST_CASE("cancelling a run cancels every call in flight at the peer") {
+  run_fixture f;
+  auto run_id = f.start_run();
+  REQUIRE(test::reset_peer_stats(f.peer->port()));
+  auto calls = sleep_calls(8, 20'000);
+  test::http_reply answered;
+  std::thread submitter{[&] { answered = f.submit(run_id, calls); }};
+  bool all_in_flight = test::wait_for_stats(f.peer->port(), [](const json& s) {
+    return s["in_flight"] == 8;
+  });
+  auto cancelled = f.node->call("DELETE", "/v1/runs/" + run_id, f.token);
+  submitter.join();
+  REQUIRE(all_in_flight);
+  REQUIRE_MESSAGE(cancelled.status == 200, cancelled.raw);
+  CHECK(cancelled.body["cancelled_calls"] == 8);
+  MESSAGE("cancel to last request closed: ", cancelled.body["cancel_to_closed_us"], " us");
+  REQUIRE_MESSAGE(answered.status == 200, answered.raw);
+  check_in_order(answered.body["outputs"], calls, "cancelled");
+  // The peer saw every call cancelled (notifications/cancelled) and holds none.
+  CHECK(test::wait_for_stats(f.peer->port(),
+                       [](const json& s) { return s["cancelled"] == 8 && s["in_flight"] == 0; }));
+  // The run is gone.
+  CHECK(f.submit(run_id, sleep_calls(1, 1)).status == 404);
+}
+
+TEST_CASE("malformed tool calls are refused whole and leave the run usable") {
+  run_fixture f;
+  auto run_id = f.start_run();
+  REQUIRE(test::reset_peer_stats(f.peer->port()));
+  auto duplicate = f.submit(run_id, json::array({{{"call_id", "a"}, {"name", "echo"}},
+                                                 {{"call_id", "a"}, {"name", "echo"}}}));
+  CHECK(duplicate.status == 409);
+  auto stray = f.submit(run_id, json::array({{{"call_id", "a"}, {"name", "echo"}, {"x", 1}}}));
+  CHECK(stray.status == 400);
+  auto not_object = f.submit(run_id, json::array({{{"call_id", "a"}, {"name", "echo"},
+                                                   {"arguments", "text"}}}));
+  CHECK(not_object.status == 400);
+  auto too_many = f.submit(run_id, sleep_calls(129, 1));
+  CHECK(too_many.status == 400);
+  CHECK(test::peer_stats(f.peer->port())["tools_call_received"] == 0);
+  auto fine = f.submit(run_id, json::array({{{"call_id", "a"},
+                                             {"name", "echo"},
+                                             {"arguments", {{"text", "still here"}}}}}));
+  REQUIRE_MESSAGE(fine.status == 200, fine.raw);
+  CHECK(fine.body["outputs"][0]["status"] == "ok");
+}
+
+TEST_CASE("a run of another tenant is not found") {
+  run_fixture f;
+  auto run_id = f.start_run();
+  auto other = f.node->make_tenant("Other").second;
+  auto foreign = f.node->call("POST", "/v1/runs/" + run_id + "/tool-calls", other,
+                              json{{"calls", sleep_calls(1, 1)}}.dump());
+  CHECK(foreign.status == 404);
+  CHECK(f.node->call("DELETE", "/v1/runs/" + run_id, other).status == 404);
+  // The owner's run is untouched.
+  auto mine = f.submit(run_id, sleep_calls(1, 1));
+  CHECK(mine.status == 200);
+}
