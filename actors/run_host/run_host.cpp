@@ -2,31 +2,114 @@
 
 #include <chrono>
 #include <optional>
+#include <unordered_map>
 
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include "actors/metrics/node_metrics.hpp"
+#include "actors/tenant/tenant.hpp"
 #include "config/clock.hpp"
 #include "messages/error.hpp"
+#include "storage/digest.hpp"
 
 namespace voxos {
 
 namespace {
 
+using nlohmann::json;
+
 // A token secret longer than this matches nothing; refuse it before hashing.
 constexpr std::size_t max_token_bytes = 512;
+constexpr auto directory_timeout = std::chrono::seconds(30);
+/// Token-to-tenant entries remembered at most (oldest dropped beyond).
+constexpr std::size_t max_cached_tokens = 4096;
+
+struct cached_tenant {
+  tenant_actor tenant;
+  int64_t expires_us = 0;
+};
+
+/// A run a host actor started.
+struct hosted_run {
+  tenant_actor tenant;
+  std::string run_id;
+};
 
 struct run_host_state {
   static inline const char* name = "run_host";
   directory_actor directory;
   std::string node_id;
+  /// By SHA-256 of the token secret.
+  std::unordered_map<std::string, cached_tenant> tenants;
+  /// The runs each host actor started and has not ended.
+  std::unordered_map<caf::actor_addr, std::vector<hosted_run>> runs_by_host;
   actor_counters* counters = nullptr;
   std::optional<running_guard> running;
 };
 
 using self_pointer = run_host_actor::stateful_pointer<run_host_state>;
+
+/// Resolves `token` to its tenant actor, then calls `fn(tenant)`; answers
+/// `promise` with the error otherwise.
+template <class Promise, class F>
+void with_tenant(self_pointer self, const std::string& token, Promise promise, F fn) {
+  auto& st = self->state;
+  if (token.empty() || token.size() > max_token_bytes) {
+    promise.deliver(make_error(errc::unauthorized, "the token is not valid"));
+    return;
+  }
+  auto key = digest::sha256_hex(token);
+  auto now = wall_clock_us();
+  if (auto found = st.tenants.find(key); found != st.tenants.end()) {
+    if (found->second.expires_us > now) {
+      fn(found->second.tenant);
+      return;
+    }
+    st.tenants.erase(found);
+  }
+  self->request(st.directory, directory_timeout, auth_atom::value, token)
+    .then(
+      [self, key, promise, fn](const tenant_identity& who) mutable {
+        self->request(self->state.directory, directory_timeout, config_atom::value, who.tenant_id)
+          .then(
+            [self, key, fn](const tenant_actor& tenant) mutable {
+              auto& tenants = self->state.tenants;
+              if (tenants.size() >= max_cached_tokens)
+                tenants.clear();
+              tenants[key] = cached_tenant{tenant, wall_clock_us() + int64_t{auth_cache_ms} * 1000};
+              fn(tenant);
+            },
+            [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+      },
+      [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+}
+
+/// Forgets a run its host ended.
+void forget_run(self_pointer self, const caf::actor_addr& host, const std::string& run_id) {
+  auto found = self->state.runs_by_host.find(host);
+  if (found == self->state.runs_by_host.end())
+    return;
+  auto& runs = found->second;
+  runs.erase(std::remove_if(runs.begin(), runs.end(),
+                            [&](const hosted_run& r) { return r.run_id == run_id; }),
+             runs.end());
+}
+
+run_ticket ticket_of(const std::string& started) {
+  auto doc = json::parse(started, nullptr, false);
+  run_ticket out;
+  if (!doc.is_object())
+    return out;
+  out.run_id = doc.value("run_id", "");
+  out.chat_id = doc.value("chat_id", "");
+  if (auto view = doc.find("view"); view != doc.end())
+    out.view = view->dump();
+  return out;
+}
 
 run_host_actor::behavior_type run_host_behavior(self_pointer self, directory_actor directory,
                                                 std::string node_id, node_metrics* metrics) {
@@ -35,6 +118,17 @@ run_host_actor::behavior_type run_host_behavior(self_pointer self, directory_act
   st.node_id = std::move(node_id);
   st.counters = &metrics->actor("run_host");
   st.running.emplace(*st.counters);
+  // A host that became unreachable: its runs are cancelled.
+  self->set_down_handler([self](caf::down_msg& msg) {
+    auto found = self->state.runs_by_host.find(msg.source);
+    if (found == self->state.runs_by_host.end())
+      return;
+    if (msg.reason == caf::exit_reason::remote_link_unreachable)
+      for (const auto& run : found->second)
+        self->request(run.tenant, caf::infinite, cancel_atom::value, run_atom::value, run.run_id)
+          .then([](const std::string&) {}, [](caf::error&) {});
+    self->state.runs_by_host.erase(found);
+  });
   auto note = [self] { self->state.counters->on_message(self->mailbox().size()); };
   return {
     [self, note](ping_atom) {
@@ -46,6 +140,75 @@ run_host_actor::behavior_type run_host_behavior(self_pointer self, directory_act
       if (token.empty() || token.size() > max_token_bytes)
         return make_error(errc::unauthorized, "the token is not valid");
       return self->delegate(self->state.directory, auth_atom::value, token);
+    },
+    [self, note](create_atom, run_atom, const std::string& token,
+                 const run_start& req) -> caf::result<run_ticket> {
+      note();
+      // Before the promise: making it takes the sender out of the message.
+      auto host = caf::actor_cast<caf::actor_addr>(self->current_sender());
+      auto promise = self->make_response_promise<run_ticket>();
+      with_tenant(self, token, promise, [self, promise, req, host](tenant_actor tenant) mutable {
+        self
+          ->request(tenant, caf::infinite, create_atom::value, run_atom::value, req.agent_id,
+                    req.channel, req.caller_number, req.chat_id)
+          .then(
+            [self, promise, host, tenant](const std::string& started) mutable {
+              auto ticket = ticket_of(started);
+              if (host) {
+                auto& runs = self->state.runs_by_host[host];
+                if (runs.empty())
+                  self->monitor(host);
+                runs.push_back({tenant, ticket.run_id});
+              }
+              promise.deliver(std::move(ticket));
+            },
+            [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+      });
+      return promise;
+    },
+    [self, note](tool_atom, const std::string& token, const std::string& run_id,
+                 std::vector<tool_call>& calls) -> caf::result<std::vector<tool_output>> {
+      note();
+      auto promise = self->make_response_promise<std::vector<tool_output>>();
+      with_tenant(self, token, promise,
+                  [promise, run_id, calls = std::move(calls)](tenant_actor tenant) mutable {
+                    promise.delegate(tenant, tool_atom::value, run_id, std::move(calls));
+                  });
+      return promise;
+    },
+    [self, note](turn_atom, const std::string& token, const std::string& run_id,
+                 const std::string& user,
+                 const std::string& assistant) -> caf::result<std::string> {
+      note();
+      auto promise = self->make_response_promise<std::string>();
+      with_tenant(self, token, promise, [promise, run_id, user, assistant](tenant_actor t) mutable {
+        promise.delegate(t, turn_atom::value, run_id, user, assistant);
+      });
+      return promise;
+    },
+    [self, note](cancel_atom, const std::string& token,
+                 const std::string& run_id) -> caf::result<std::string> {
+      note();
+      // Before the promise: making it takes the sender out of the message.
+      auto host = caf::actor_cast<caf::actor_addr>(self->current_sender());
+      auto promise = self->make_response_promise<std::string>();
+      with_tenant(self, token, promise, [self, promise, run_id, host](tenant_actor t) mutable {
+        forget_run(self, host, run_id);
+        promise.delegate(t, cancel_atom::value, run_atom::value, run_id);
+      });
+      return promise;
+    },
+    [self, note](close_atom, const std::string& token,
+                 const std::string& run_id) -> caf::result<bool> {
+      note();
+      // Before the promise: making it takes the sender out of the message.
+      auto host = caf::actor_cast<caf::actor_addr>(self->current_sender());
+      auto promise = self->make_response_promise<bool>();
+      with_tenant(self, token, promise, [self, promise, run_id, host](tenant_actor t) mutable {
+        forget_run(self, host, run_id);
+        promise.delegate(t, close_atom::value, run_atom::value, run_id);
+      });
+      return promise;
     },
   };
 }

@@ -1,10 +1,22 @@
 // The run_host actor: the entry point agent hosts reach over the CAF network
-// (published by the node with caf::io::middleman). One per node. For now it
-// answers a ping and "who am I" for a tenant token; runs come with the
-// execution issue.
+// (published by the node with caf::io::middleman). One per node.
+//
+// Every request carries the host's tenant token: the token selects the
+// tenant (through the directory), and the tenant resolves run ids among its
+// own runs only, so a run id of another tenant is simply not found. A
+// token's tenant is remembered for `auth_cache_ms` (a revoked token keeps
+// working at most that long on this entry point).
+//
+// Host disconnects: the actor that starts a run is its host. If that actor
+// becomes unreachable (its node's connection drops: the host process died
+// or its network went away), every run it started and did not finish is
+// cancelled, which cancels its MCP requests in flight (actors/run/run.hpp).
+// A host actor that exits normally leaves its runs to other actors of the
+// host (they end by `close`, `cancel`, or the tenant's limits).
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <caf/fwd.hpp>
 #include <caf/replies_to.hpp>
@@ -22,7 +34,25 @@ using run_host_actor = caf::typed_actor<
   // Liveness: answers the node id, version and time.
   caf::replies_to<ping_atom>::with<pong_reply>,
   // Answers the tenant a token secret speaks for, or unauthorized.
-  caf::replies_to<whoami_atom, std::string>::with<tenant_identity>>;
+  caf::replies_to<whoami_atom, std::string>::with<tenant_identity>,
+  // Starts a run (token, request): composes its snapshot and view; answers
+  // the run id, its chat and its tool view (JSON, as GET /v1/runs/{id}).
+  caf::replies_to<create_atom, run_atom, std::string, run_start>::with<run_ticket>,
+  // One model response's tool calls (token, run id, calls); answers one
+  // output per call id, in call order, once every call is settled.
+  caf::replies_to<tool_atom, std::string, std::string,
+                  std::vector<tool_call>>::with<std::vector<tool_output>>,
+  // The turn's text (token, run id, user text, assistant text) for the
+  // chat transcript; answers {"chat_id","turn"}.
+  caf::replies_to<turn_atom, std::string, std::string, std::string, std::string>::with<std::string>,
+  // Cancels a run (token, run id); answers its cancellation summary JSON.
+  caf::replies_to<cancel_atom, std::string, std::string>::with<std::string>,
+  // Ends an idle run normally (token, run id); answers true.
+  caf::replies_to<close_atom, std::string, std::string>::with<bool>>;
+
+/// How long a token's tenant is remembered, in ms (0: ask the directory
+/// every time).
+inline constexpr uint32_t auth_cache_ms = 2'000;
 
 run_host_actor spawn_run_host(caf::actor_system& sys, directory_actor directory,
                               std::string node_id, node_metrics& metrics);

@@ -9,74 +9,18 @@
 
 #include <httplib.h>
 
-#include "support/node_peer.hpp"
-#include "support/running_node.hpp"
+#include "support/run_fixture.hpp"
 
 using namespace voxos;
 using nlohmann::json;
 
 namespace {
 
-const std::vector<std::string> peer_tools{"echo", "add", "sleep", "get_forecast", "record_note"};
-
-/// A tenant whose default agent may call the peer's tools (all but "add",
-/// which is allowlisted on the server but never granted).
-struct run_fixture {
-  std::unique_ptr<test::node_peer> peer = test::start_sdk_peer({"--json"});
-  test::temp_dir dir;
-  std::unique_ptr<test::running_node> node;
-  std::string token;
-  std::string agent_id;
-  std::string server_id;
-
-  run_fixture() {
-    REQUIRE_MESSAGE(peer->up(), peer->error_output());
-    node = std::make_unique<test::running_node>(
-      dir, std::vector<node_config::registered_url>{{peer->url(), "mcp"}});
-    token = node->make_tenant("Acme").second;
-    agent_id = node->call("GET", "/v1/agents", token).body[0]["agent_id"].get<std::string>();
-    auto made = node->call("POST", "/v1/servers", token,
-                           json{{"url", peer->url()}, {"label", "Peer"}}.dump());
-    REQUIRE_MESSAGE(made.status == 201, made.raw);
-    server_id = made.body["server_id"].get<std::string>();
-    auto tested = node->call("POST", "/v1/servers/" + server_id + "/test", token);
-    REQUIRE_MESSAGE(tested.status == 200, tested.raw);
-    auto patched = node->call(
-      "PATCH", "/v1/servers/" + server_id, token,
-      json{{"enabled", true}, {"trusted", true}, {"allowed_tools", peer_tools}}.dump());
-    REQUIRE_MESSAGE(patched.status == 200, patched.raw);
-    // Enabling goes back through the test-and-grant flow: test again.
-    tested = node->call("POST", "/v1/servers/" + server_id + "/test", token);
-    REQUIRE_MESSAGE(tested.status == 200, tested.raw);
-    for (const auto& tool : peer_tools) {
-      if (tool == "add")
-        continue;
-      auto granted =
-        node->call("PUT", "/v1/agents/" + agent_id + "/grants", token,
-                   json{{"server_id", server_id}, {"tool", tool}, {"decision", "allow"}}.dump());
-      REQUIRE_MESSAGE(granted.status == 200, granted.raw);
-    }
-  }
-
-  std::string start_run() {
-    auto started = node->call("POST", "/v1/runs", token,
-                              json{{"agent_id", agent_id}, {"channel", "owner_text_chat"}}.dump());
-    REQUIRE_MESSAGE(started.status == 201, started.raw);
-    return started.body["run_id"].get<std::string>();
-  }
-
-  test::http_reply submit(const std::string& run_id, const json& calls) {
-    return node->call("POST", "/v1/runs/" + run_id + "/tool-calls", token,
-                      json{{"calls", calls}}.dump());
-  }
-};
-
 json sleep_calls(int count, int ms, const std::string& prefix = "s") {
   json calls = json::array();
   for (int n = 0; n < count; ++n)
-    calls.push_back({{"call_id", prefix + std::to_string(n)},
-                     {"name", "sleep"},
-                     {"arguments", {{"ms", ms}}}});
+    calls.push_back(
+      {{"call_id", prefix + std::to_string(n)}, {"name", "sleep"}, {"arguments", {{"ms", ms}}}});
   return calls;
 }
 
@@ -91,7 +35,7 @@ void check_in_order(const json& outputs, const json& calls, const std::string& s
 } // namespace
 
 TEST_CASE("eight read-only calls reach the peer together") {
-  run_fixture f;
+  test::run_fixture f;
   auto run_id = f.start_run();
   REQUIRE(test::reset_peer_stats(f.peer->port()));
   auto calls = sleep_calls(8, 300);
@@ -104,7 +48,7 @@ TEST_CASE("eight read-only calls reach the peer together") {
 }
 
 TEST_CASE("sixteen read-only calls reach the peer as two waves of eight") {
-  run_fixture f;
+  test::run_fixture f;
   auto run_id = f.start_run();
   REQUIRE(test::reset_peer_stats(f.peer->port()));
   auto calls = sleep_calls(16, 200);
@@ -121,7 +65,7 @@ TEST_CASE("sixteen read-only calls reach the peer as two waves of eight") {
 }
 
 TEST_CASE("calls that are not read-only reach the peer one at a time") {
-  run_fixture f;
+  test::run_fixture f;
   auto run_id = f.start_run();
   REQUIRE(test::reset_peer_stats(f.peer->port()));
   json calls = json::array();
@@ -141,7 +85,7 @@ TEST_CASE("calls that are not read-only reach the peer one at a time") {
 }
 
 TEST_CASE("a seven-day forecast is one wave, answered in date order") {
-  run_fixture f;
+  test::run_fixture f;
   auto run_id = f.start_run();
   REQUIRE(test::reset_peer_stats(f.peer->port()));
   json calls = json::array();
@@ -163,7 +107,7 @@ TEST_CASE("a seven-day forecast is one wave, answered in date order") {
 }
 
 TEST_CASE("invalid arguments are never sent and later calls to that tool are skipped") {
-  run_fixture f;
+  test::run_fixture f;
   auto run_id = f.start_run();
   REQUIRE(test::reset_peer_stats(f.peer->port()));
   json calls = json::array(
@@ -200,15 +144,14 @@ TEST_CASE("invalid arguments are never sent and later calls to that tool are ski
 }
 
 TEST_CASE("cancelling a run cancels every call in flight at the peer") {
-  run_fixture f;
+  test::run_fixture f;
   auto run_id = f.start_run();
   REQUIRE(test::reset_peer_stats(f.peer->port()));
   auto calls = sleep_calls(8, 20'000);
   test::http_reply answered;
   std::thread submitter{[&] { answered = f.submit(run_id, calls); }};
-  bool all_in_flight = test::wait_for_stats(f.peer->port(), [](const json& s) {
-    return s["in_flight"] == 8;
-  });
+  bool all_in_flight =
+    test::wait_for_stats(f.peer->port(), [](const json& s) { return s["in_flight"] == 8; });
   auto cancelled = f.node->call("DELETE", "/v1/runs/" + run_id, f.token);
   submitter.join();
   REQUIRE(all_in_flight);
@@ -218,14 +161,14 @@ TEST_CASE("cancelling a run cancels every call in flight at the peer") {
   REQUIRE_MESSAGE(answered.status == 200, answered.raw);
   check_in_order(answered.body["outputs"], calls, "cancelled");
   // The peer saw every call cancelled (notifications/cancelled) and holds none.
-  CHECK(test::wait_for_stats(f.peer->port(),
-                       [](const json& s) { return s["cancelled"] == 8 && s["in_flight"] == 0; }));
+  CHECK(test::wait_for_stats(
+    f.peer->port(), [](const json& s) { return s["cancelled"] == 8 && s["in_flight"] == 0; }));
   // The run is gone.
   CHECK(f.submit(run_id, sleep_calls(1, 1)).status == 404);
 }
 
 TEST_CASE("malformed tool calls are refused whole and leave the run usable") {
-  run_fixture f;
+  test::run_fixture f;
   auto run_id = f.start_run();
   REQUIRE(test::reset_peer_stats(f.peer->port()));
   auto duplicate = f.submit(run_id, json::array({{{"call_id", "a"}, {"name", "echo"}},
@@ -233,21 +176,21 @@ TEST_CASE("malformed tool calls are refused whole and leave the run usable") {
   CHECK(duplicate.status == 409);
   auto stray = f.submit(run_id, json::array({{{"call_id", "a"}, {"name", "echo"}, {"x", 1}}}));
   CHECK(stray.status == 400);
-  auto not_object = f.submit(run_id, json::array({{{"call_id", "a"}, {"name", "echo"},
-                                                   {"arguments", "text"}}}));
+  auto not_object =
+    f.submit(run_id, json::array({{{"call_id", "a"}, {"name", "echo"}, {"arguments", "text"}}}));
   CHECK(not_object.status == 400);
   auto too_many = f.submit(run_id, sleep_calls(129, 1));
   CHECK(too_many.status == 400);
   CHECK(test::peer_stats(f.peer->port())["tools_call_received"] == 0);
-  auto fine = f.submit(run_id, json::array({{{"call_id", "a"},
-                                             {"name", "echo"},
-                                             {"arguments", {{"text", "still here"}}}}}));
+  auto fine = f.submit(
+    run_id,
+    json::array({{{"call_id", "a"}, {"name", "echo"}, {"arguments", {{"text", "still here"}}}}}));
   REQUIRE_MESSAGE(fine.status == 200, fine.raw);
   CHECK(fine.body["outputs"][0]["status"] == "ok");
 }
 
 TEST_CASE("a run of another tenant is not found") {
-  run_fixture f;
+  test::run_fixture f;
   auto run_id = f.start_run();
   auto other = f.node->make_tenant("Other").second;
   auto foreign = f.node->call("POST", "/v1/runs/" + run_id + "/tool-calls", other,
