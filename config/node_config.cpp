@@ -20,12 +20,18 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <memory>
 #include <set>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
+#include <openssl/bio.h>
 #include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
 #include <openssl/rand.h>
+#include <openssl/x509.h>
 
 // Returns the status of `expr` from the enclosing function unless it is ok.
 #define VOXOS_RETURN_IF_ERROR(expr)                                                                \
@@ -504,11 +510,49 @@ status parse_http(const object_reader& in, http_config& out) {
   return status::ok();
 }
 
+constexpr const char* path_expectation = "a path (no NUL characters)";
+
+bool is_path(const std::string& text) {
+  return text.find('\0') == std::string::npos;
+}
+
+status parse_caf_tls(const object_reader& in, caf_tls_config& out) {
+  VOXOS_RETURN_IF_ERROR(in.allow_only({"certificate", "key", "ca_file", "key_passphrase_file"}));
+  VOXOS_RETURN_IF_ERROR(in.string("certificate", out.certificate, is_path, path_expectation));
+  VOXOS_RETURN_IF_ERROR(in.string("key", out.key, is_path, path_expectation));
+  VOXOS_RETURN_IF_ERROR(in.string("ca_file", out.ca_file, is_path, path_expectation));
+  VOXOS_RETURN_IF_ERROR(
+    in.string("key_passphrase_file", out.key_passphrase_file, is_path, path_expectation));
+  return status::ok();
+}
+
 status parse_caf(const object_reader& in, caf_config& out) {
-  VOXOS_RETURN_IF_ERROR(in.allow_only({"bind", "port", "scheduler_threads"}));
+  VOXOS_RETURN_IF_ERROR(in.allow_only({"bind", "port", "scheduler_threads", "transport", "tls"}));
   VOXOS_RETURN_IF_ERROR(in.string("bind", out.bind, is_bind_address, bind_expectation));
   VOXOS_RETURN_IF_ERROR(in.integer("port", 0, 65535, out.port));
   VOXOS_RETURN_IF_ERROR(in.integer("scheduler_threads", 1, 64, out.scheduler_threads));
+  std::size_t transport = static_cast<std::size_t>(out.transport);
+  VOXOS_RETURN_IF_ERROR(in.choice("transport", {"plain", "tls"}, transport));
+  out.transport = static_cast<caf_transport>(transport);
+  VOXOS_RETURN_IF_ERROR(
+    in.section("tls", [&](const object_reader& sub) { return parse_caf_tls(sub, out.tls); }));
+  // The three files are required exactly when the transport is "tls"; the
+  // passphrase file is optional then and refused otherwise.
+  const auto tls_path = in.path_of("tls");
+  const auto transport_is = in.path_of("transport") + " is \"tls\"";
+  std::pair<const char*, const std::string*> files[] = {
+    {"certificate", &out.tls.certificate},
+    {"key", &out.tls.key},
+    {"ca_file", &out.tls.ca_file},
+    {"key_passphrase_file", &out.tls.key_passphrase_file}};
+  for (const auto& [key, path] : files) {
+    bool optional = std::string_view{key} == "key_passphrase_file";
+    if (out.transport == caf_transport::tls && !optional && path->empty())
+      return invalid(join_path(tls_path, key) + ": required (a non-empty path) when "
+                     + transport_is);
+    if (out.transport != caf_transport::tls && !path->empty())
+      return invalid(join_path(tls_path, key) + ": allowed only when " + transport_is);
+  }
   return status::ok();
 }
 
@@ -546,8 +590,9 @@ status parse_mcp(const object_reader& in, mcp_config& out) {
 }
 
 status parse_run(const object_reader& in, run_config& out) {
-  VOXOS_RETURN_IF_ERROR(in.allow_only({"wave_width", "max_calls", "max_argument_bytes",
-                                       "max_corrections", "call_timeout_ms", "max_live_runs"}));
+  VOXOS_RETURN_IF_ERROR(
+    in.allow_only({"wave_width", "max_calls", "max_argument_bytes", "max_corrections",
+                   "call_timeout_ms", "max_live_runs", "trace_dir"}));
   VOXOS_RETURN_IF_ERROR(in.integer("wave_width", 1, 64, out.wave_width));
   VOXOS_RETURN_IF_ERROR(in.integer("max_calls", 1, 4'096, out.max_calls));
   VOXOS_RETURN_IF_ERROR(
@@ -555,6 +600,7 @@ status parse_run(const object_reader& in, run_config& out) {
   VOXOS_RETURN_IF_ERROR(in.integer("max_corrections", 1, 100, out.max_corrections));
   VOXOS_RETURN_IF_ERROR(in.integer("call_timeout_ms", 100, 600'000, out.call_timeout_ms));
   VOXOS_RETURN_IF_ERROR(in.integer("max_live_runs", 1, 1'000'000, out.max_live_runs));
+  VOXOS_RETURN_IF_ERROR(in.string("trace_dir", out.trace_dir, nullptr, "a path"));
   return status::ok();
 }
 
@@ -644,7 +690,13 @@ json to_json(const node_config& cfg) {
                      {"threads", cfg.http.threads}};
   doc["caf"] = json{{"bind", cfg.caf.bind},
                     {"port", cfg.caf.port},
-                    {"scheduler_threads", cfg.caf.scheduler_threads}};
+                    {"scheduler_threads", cfg.caf.scheduler_threads},
+                    {"transport", cfg.caf.transport == caf_transport::tls ? "tls" : "plain"},
+                    {"tls",
+                     {{"certificate", cfg.caf.tls.certificate},
+                      {"key", cfg.caf.tls.key},
+                      {"ca_file", cfg.caf.tls.ca_file},
+                      {"key_passphrase_file", cfg.caf.tls.key_passphrase_file}}}};
   doc["event_store"] = json{{"sync", cfg.event_store.sync},
                             {"max_batch_events", cfg.event_store.max_batch_events},
                             {"max_event_bytes", cfg.event_store.max_event_bytes}};
@@ -666,11 +718,163 @@ json to_json(const node_config& cfg) {
                     {"max_argument_bytes", cfg.run.max_argument_bytes},
                     {"max_corrections", cfg.run.max_corrections},
                     {"call_timeout_ms", cfg.run.call_timeout_ms},
-                    {"max_live_runs", cfg.run.max_live_runs}};
+                    {"max_live_runs", cfg.run.max_live_runs},
+                    {"trace_dir", cfg.run.trace_dir}};
   doc["registered_urls"] = json::array();
   for (const auto& entry : cfg.registered_urls)
     doc["registered_urls"].push_back(json{{"url", entry.url}, {"purpose", entry.purpose}});
   return doc;
+}
+
+// -- the CAF endpoint's TLS files ----------------------------------------------
+
+constexpr std::size_t max_pem_file_bytes = 1024 * 1024;
+constexpr std::size_t max_passphrase_file_bytes = 4096;
+/// CAF copies the passphrase into OpenSSL's 1 KiB PEM buffer (PEM_BUFSIZE),
+/// NUL-terminated: a longer one would be cut silently.
+constexpr std::size_t max_passphrase_bytes = 1023;
+
+struct bio_free {
+  void operator()(BIO* bio) const { BIO_free(bio); }
+};
+struct x509_free {
+  void operator()(X509* cert) const { X509_free(cert); }
+};
+struct pkey_free {
+  void operator()(EVP_PKEY* key) const { EVP_PKEY_free(key); }
+};
+using bio_ptr = std::unique_ptr<BIO, bio_free>;
+using x509_ptr = std::unique_ptr<X509, x509_free>;
+using pkey_ptr = std::unique_ptr<EVP_PKEY, pkey_free>;
+
+/// Reads one TLS file named by config key `key` (e.g. "caf.tls.key").
+result<std::string> read_tls_file(const std::string& key, const std::string& path,
+                                  std::size_t max_bytes, bool private_only) {
+  auto text = read_file(path, key + " file", max_bytes, private_only, true);
+  if (!text)
+    return text.error();
+  if (!text->has_value())
+    return invalid(key + " file '" + path + "' does not exist");
+  return result<std::string>{std::move(**text)};
+}
+
+bio_ptr memory_bio(const std::string& text) {
+  return bio_ptr{BIO_new_mem_buf(text.data(), static_cast<int>(text.size()))};
+}
+
+/// The passphrase source OpenSSL asks while decoding a key; never a prompt.
+struct passphrase_source {
+  const std::string* passphrase = nullptr;
+  bool asked = false;
+};
+
+int passphrase_callback(char* buf, int size, int, void* user) {
+  auto* source = static_cast<passphrase_source*>(user);
+  source->asked = true;
+  if (source->passphrase == nullptr || size <= 0
+      || source->passphrase->size() >= static_cast<std::size_t>(size))
+    return -1;
+  std::memcpy(buf, source->passphrase->data(), source->passphrase->size());
+  return static_cast<int>(source->passphrase->size());
+}
+
+/// Every certificate of a PEM text in order, as OpenSSL's chain loader reads
+/// it; empty if there is none or a block is malformed.
+std::vector<x509_ptr> pem_certificates(const std::string& text) {
+  std::vector<x509_ptr> out;
+  auto bio = memory_bio(text);
+  if (!bio)
+    return out;
+  passphrase_source none;
+  ERR_clear_error();
+  while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, passphrase_callback, &none))
+    out.emplace_back(cert);
+  // Reading stops with "no start line" at the end of the text; any other
+  // error is a malformed block.
+  auto err = ERR_peek_last_error();
+  bool clean_end = ERR_GET_LIB(err) == ERR_LIB_PEM && ERR_GET_REASON(err) == PEM_R_NO_START_LINE;
+  ERR_clear_error();
+  if (!clean_end)
+    out.clear();
+  return out;
+}
+
+/// The key passphrase from `path`: private to its owner, one trailing
+/// newline ignored, 1 .. 1023 bytes without NUL.
+result<caf_tls_secret> read_passphrase_file(const std::string& path) {
+  const std::string key = "caf.tls.key_passphrase_file";
+  auto text = read_tls_file(key, path, max_passphrase_file_bytes, true);
+  if (!text)
+    return text.error();
+  caf_tls_secret out;
+  out.key_passphrase.swap(*text);
+  auto& phrase = out.key_passphrase;
+  if (!phrase.empty() && phrase.back() == '\n')
+    phrase.pop_back();
+  if (!phrase.empty() && phrase.back() == '\r')
+    phrase.pop_back();
+  if (phrase.empty() || phrase.size() > max_passphrase_bytes
+      || phrase.find('\0') != std::string::npos)
+    return invalid(key + " file '" + path + "': expected a passphrase of 1 to "
+                   + std::to_string(max_passphrase_bytes)
+                   + " bytes without NUL characters (one trailing newline is ignored)");
+  return result<caf_tls_secret>{std::move(out)};
+}
+
+/// The checks of check_caf_tls, for caf_transport::tls.
+result<caf_tls_secret> check_tls_files(const caf_tls_config& tls) {
+  const std::string cert_key = "caf.tls.certificate";
+  const std::string key_key = "caf.tls.key";
+  const std::string ca_key = "caf.tls.ca_file";
+  // The certificate (chain): the first one is the node's.
+  auto cert_text = read_tls_file(cert_key, tls.certificate, max_pem_file_bytes, false);
+  if (!cert_text)
+    return cert_text.error();
+  auto chain = pem_certificates(*cert_text);
+  if (chain.empty())
+    return invalid(cert_key + " file '" + tls.certificate + "' holds no PEM certificate");
+  if (X509_cmp_current_time(X509_get0_notAfter(chain.front().get())) <= 0)
+    return invalid(cert_key + " file '" + tls.certificate + "': the certificate has expired");
+  // The private key, opened as CAF will open it (with the passphrase if any).
+  auto key_text = read_tls_file(key_key, tls.key, max_pem_file_bytes, true);
+  if (!key_text)
+    return key_text.error();
+  caf_tls_secret secret;
+  if (!tls.key_passphrase_file.empty()) {
+    auto read = read_passphrase_file(tls.key_passphrase_file);
+    if (!read) {
+      wipe(*key_text);
+      return read.error();
+    }
+    secret = std::move(*read);
+  }
+  passphrase_source source;
+  if (!tls.key_passphrase_file.empty())
+    source.passphrase = &secret.key_passphrase;
+  pkey_ptr private_key;
+  if (auto bio = memory_bio(*key_text))
+    private_key.reset(PEM_read_bio_PrivateKey(bio.get(), nullptr, passphrase_callback, &source));
+  ERR_clear_error();
+  wipe(*key_text);
+  if (!private_key && source.asked && tls.key_passphrase_file.empty())
+    return invalid(key_key + " file '" + tls.key
+                   + "' is encrypted; set caf.tls.key_passphrase_file");
+  if (!private_key && source.asked)
+    return invalid(key_key + " file '" + tls.key
+                   + "' does not open with the passphrase of caf.tls.key_passphrase_file");
+  if (!private_key)
+    return invalid(key_key + " file '" + tls.key + "' holds no PEM private key");
+  if (X509_check_private_key(chain.front().get(), private_key.get()) != 1) {
+    ERR_clear_error();
+    return invalid(key_key + " file '" + tls.key + "' is not the key of " + cert_key);
+  }
+  // The CA certificates peers must chain to.
+  auto ca_text = read_tls_file(ca_key, tls.ca_file, max_pem_file_bytes, false);
+  if (!ca_text)
+    return ca_text.error();
+  if (pem_certificates(*ca_text).empty())
+    return invalid(ca_key + " file '" + tls.ca_file + "' holds no PEM certificate");
+  return result<caf_tls_secret>{std::move(secret)};
 }
 
 // -- secrets ------------------------------------------------------------------
@@ -963,6 +1167,35 @@ result<node_config> load_config_file(const std::string& path) {
 
 std::string default_config_json() {
   return to_json(node_config{}).dump(2);
+}
+
+// Moves swap, so no copy of the passphrase stays behind in a short-string buffer.
+caf_tls_secret::caf_tls_secret(caf_tls_secret&& other) noexcept {
+  key_passphrase.swap(other.key_passphrase);
+}
+
+caf_tls_secret& caf_tls_secret::operator=(caf_tls_secret&& other) noexcept {
+  if (this != &other) {
+    wipe(key_passphrase);
+    key_passphrase.clear();
+    key_passphrase.swap(other.key_passphrase);
+  }
+  return *this;
+}
+
+caf_tls_secret::~caf_tls_secret() {
+  wipe(key_passphrase);
+}
+
+result<caf_tls_secret> check_caf_tls(const caf_config& cfg) {
+  if (cfg.transport != caf_transport::tls)
+    return result<caf_tls_secret>{caf_tls_secret{}};
+  try {
+    return check_tls_files(cfg.tls);
+  } catch (const std::exception&) {
+    // Memory exhaustion.
+    return status::error(errc::internal, "caf.tls: checking the TLS files failed unexpectedly");
+  }
 }
 
 env_lookup process_env() {

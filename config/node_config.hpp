@@ -27,10 +27,30 @@ struct http_config {
   unsigned threads = 8;                     ///< 1 .. 256
 };
 
+/// How the run host is published on the CAF network. `plain`: caf::io, no
+/// encryption, no peer authentication (loopback and trusted networks).
+/// `tls`: caf::openssl with certificates on both sides; a peer without a
+/// certificate that chains to `caf.tls.ca_file` is refused in the handshake.
+enum class caf_transport { plain, tls };
+
+/// The CAF endpoint's TLS files (PEM), all required with caf_transport::tls
+/// and all empty otherwise. Paths are relative to the working directory.
+/// CAF reads the three PEM files again for every accepted connection.
+struct caf_tls_config {
+  std::string certificate; ///< the node's certificate, optionally followed by its chain
+  std::string key;         ///< its private key; private to its owner (mode 0600 or stricter)
+  std::string ca_file;     ///< the CA certificate(s) a peer's certificate must chain to
+  /// Optional: a file holding the key's passphrase (an encrypted key needs
+  /// one); private to its owner; one trailing newline is ignored.
+  std::string key_passphrase_file;
+};
+
 struct caf_config {
   std::string bind = "127.0.0.1";
   uint16_t port = 7101;           ///< 0 picks a free port
   unsigned scheduler_threads = 2; ///< 1 .. 64; the machine has 2 cores
+  caf_transport transport = caf_transport::plain;
+  caf_tls_config tls;
 };
 
 struct event_store_config {
@@ -69,6 +89,8 @@ struct run_config {
   unsigned max_corrections = 3;      ///< invalid-argument rounds per tool per run; 1 .. 100
   uint32_t call_timeout_ms = 60'000; ///< one tool call's deadline; 100 .. 600,000
   unsigned max_live_runs = 10'000;   ///< runs one tenant keeps live; 1 .. 1,000,000
+  /// Where runs record their traces (actors/run/trace.hpp); "" records none.
+  std::string trace_dir;
 };
 
 /// Where secrets come from. `generate` (embedded profile only): read from, or
@@ -116,6 +138,28 @@ result<node_config> load_config_file(const std::string& path);
 /// shows): every key, 2-space indented, no trailing newline; parse_config
 /// accepts it and yields the defaults.
 std::string default_config_json();
+
+/// What check_caf_tls hands the node besides the paths: the key's passphrase
+/// (empty without caf.tls.key_passphrase_file). Wiped on destruction; never logged.
+struct caf_tls_secret {
+  std::string key_passphrase;
+  caf_tls_secret() = default;
+  caf_tls_secret(caf_tls_secret&& other) noexcept;
+  caf_tls_secret& operator=(caf_tls_secret&& other) noexcept;
+  caf_tls_secret(const caf_tls_secret&) = delete;
+  caf_tls_secret& operator=(const caf_tls_secret&) = delete;
+  ~caf_tls_secret();
+};
+
+/// Checks the CAF endpoint's TLS files before the node starts anything (a
+/// no-op answering an empty secret for caf_transport::plain). Each of
+/// caf.tls.certificate, caf.tls.key and caf.tls.ca_file must be a readable
+/// regular file of at most 1 MiB holding what its name says in PEM; the key
+/// and the passphrase file must give group and others no access; the key must
+/// open (with the passphrase if one is configured, never prompting) and match
+/// the certificate, which must not have expired. Failures are config_invalid naming the key and its path,
+/// never the files' contents. Reads the file system; call it at start.
+result<caf_tls_secret> check_caf_tls(const caf_config& cfg);
 
 /// Environment variables that override or supply secrets.
 inline constexpr const char* env_vault_key = "VOXOS_VAULT_KEY";       ///< base64 of 32 bytes

@@ -37,5 +37,6 @@ using connect_atom = caf::atom_constant<caf::atom("connect")>;
 using close_atom = caf::atom_constant<caf::atom("close")>;
 using tool_atom = caf::atom_constant<caf::atom("tool")>;
 using turn_atom = caf::atom_constant<caf::atom("turn")>;
+using listen_atom = caf::atom_constant<caf::atom("listen")>;
 
 } // namespace voxos

@@ -1,6 +1,7 @@
 #include "actors/http_api/http_api.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -282,12 +283,66 @@ public:
 
   void install(httplib::Server& srv);
   void install_tenant_config(httplib::Server& srv);
+  void stream_activity(httplib::Response& res, const tenant_actor& tenant,
+                       const std::string& run_id);
 
   node_metrics* metrics() const noexcept { return ctx_.metrics; }
 
 private:
   http_api_context ctx_;
+  /// Activity streams open now (each holds one HTTP worker thread).
+  std::atomic<int> streams_{0};
 };
+
+/// GET /v1/runs/{run}/events: the run's tool activity as server-sent events
+/// ("event: activity", data one JSON event of run.hpp), a ": keepalive"
+/// comment after 15 s without one, and "event: end" when the run ends.
+/// Each open stream holds one HTTP worker thread: at most
+/// max_activity_streams at once (unavailable beyond).
+void http_api::routes::stream_activity(httplib::Response& res, const tenant_actor& tenant,
+                                       const std::string& run_id) {
+  constexpr int max_activity_streams = 4;
+  constexpr auto keepalive = std::chrono::seconds(15);
+  if (streams_.fetch_add(1) >= max_activity_streams) {
+    --streams_;
+    write_error(res, errc::unavailable, "too many activity streams are open");
+    return;
+  }
+  auto listener = std::make_shared<caf::scoped_actor>(*ctx_.sys);
+  caf::error failure;
+  bool listening = false;
+  (*listener)
+    ->request(tenant, ask_timeout, listen_atom::value, run_atom::value, run_id,
+              caf::actor_cast<caf::actor>(*listener))
+    .receive([&](bool) { listening = true; }, [&](caf::error& err) { failure = std::move(err); });
+  if (!listening) {
+    --streams_;
+    send_error(res, failure);
+    return;
+  }
+  res.set_header("Cache-Control", "no-cache");
+  auto ended = std::make_shared<bool>(false);
+  res.set_chunked_content_provider(
+    "text/event-stream",
+    [listener, ended, keepalive](std::size_t, httplib::DataSink& sink) {
+      if (*ended) {
+        sink.done();
+        return true;
+      }
+      std::string chunk;
+      (*listener)->receive(
+        [&](tool_atom, const std::string& event) {
+          chunk = "event: activity\ndata: " + event + "\n\n";
+        },
+        [&](close_atom, const std::string& reason) {
+          chunk = "event: end\ndata: " + json{{"reason", reason}}.dump() + "\n\n";
+          *ended = true;
+        },
+        caf::after(keepalive) >> [&] { chunk = ": keepalive\n\n"; });
+      return sink.write(chunk.data(), chunk.size());
+    },
+    [this](bool) { --streams_; });
+}
 
 void http_api::routes::install(httplib::Server& srv) {
   install_tenant_config(srv);
@@ -556,6 +611,10 @@ void http_api::routes::install_tenant_config(httplib::Server& srv) {
              tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
                relay(res, 200, t, cancel_atom::value, run_atom::value, std::string{req.matches[1]});
              }));
+  srv.Get(path("/v1/runs/{}/events", id),
+          tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+            stream_activity(res, t, std::string{req.matches[1]});
+          }));
   srv.Get(path("/v1/runs/{}/health", id),
           tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
             relay(res, 200, t, health_atom::value, run_atom::value, std::string{req.matches[1]});

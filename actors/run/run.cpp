@@ -48,6 +48,8 @@ struct run_state {
   /// The wave in flight and the round's calls it carries.
   std::optional<wave_actor> wave;
   std::vector<std::size_t> wave_calls;
+  /// The params each call of the wave was sent with (for the trace).
+  std::vector<std::string> wave_params;
   int64_t wave_started_us = 0;
   /// Per call of the round: time from the round's start to its answer.
   std::vector<int64_t> call_us;
@@ -67,11 +69,27 @@ struct run_state {
   int64_t cancel_closed_us = 0;
   std::size_t cancelled_calls = 0;
   std::optional<caf::typed_response_promise<std::string>> cancel_promise;
+  /// Listeners of the activity (shared with the exit hook that tells them
+  /// the run ended).
+  std::shared_ptr<std::vector<caf::actor>> listeners;
   actor_counters* counters = nullptr;
   std::optional<running_guard> running;
 };
 
 using self_pointer = run_actor::stateful_pointer<run_state>;
+
+/// Listeners one run keeps.
+constexpr std::size_t max_listeners = 8;
+
+/// Sends one activity event to every listener.
+void emit(self_pointer self, const json& event) {
+  auto& listeners = *self->state.listeners;
+  if (listeners.empty())
+    return;
+  auto text = event.dump();
+  for (const auto& listener : listeners)
+    caf::anon_send(listener, tool_atom::value, text);
+}
 
 std::string run_stream(const run_state& st) {
   return "run." + st.setup.run_id;
@@ -118,12 +136,15 @@ void maybe_answer_round(self_pointer self) {
     return;
   auto outputs = round_outputs(*st.round);
   st.round.reset();
+  if (st.setup.trace)
+    st.setup.trace->outputs(st.rounds, outputs);
   if (st.audit == write::failed || st.activity == write::failed) {
     st.round_promise.deliver(
       make_error(errc::storage_failure, "the run could not record its tool round"));
     self->quit(make_error(errc::storage_failure, "the run cannot record its decisions"));
     return;
   }
+  emit(self, {{"event", "answered"}, {"round", st.rounds}});
   st.round_promise.deliver(std::move(outputs));
   if (st.phase == run_phase::cancelling) {
     finish_cancel(self);
@@ -172,11 +193,23 @@ void on_wave_answers(self_pointer self, std::vector<wave_answer>& answers) {
         ? result<std::string>{std::move(answers[idx].text)}
         : result<std::string>{
           status::error(static_cast<errc>(answers[idx].code), std::move(answers[idx].text))};
+    if (st.setup.trace && idx < answers.size() && idx < st.wave_params.size())
+      st.setup.trace->mcp(st.rounds, std::string{round.calls[call_idx].entry->server_id()},
+                          st.wave_params[idx], answers[idx].code,
+                          answer ? *answer : answer.error().message());
     settle_call(round.calls[call_idx], round, st.memory, st.setup.limits, answer);
     st.call_us[call_idx] = now - st.round_started_us;
+    if (!st.listeners->empty())
+      emit(self, {{"event", "call"},
+                  {"round", st.rounds},
+                  {"call_id", round.calls[call_idx].call_id},
+                  {"status", to_string(round.calls[call_idx].status)},
+                  {"reason", round.calls[call_idx].reason},
+                  {"us", st.call_us[call_idx]}});
   }
   st.wave.reset();
   st.wave_calls.clear();
+  st.wave_params.clear();
   if (st.phase == run_phase::cancelling && st.cancel_closed_us == 0)
     st.cancel_closed_us = now;
   run_next_wave(self);
@@ -205,6 +238,8 @@ void run_next_wave(self_pointer self) {
     }
     calls.push_back({conn->second, call_params(call)});
     st.wave_calls.push_back(call_idx);
+    if (st.setup.trace)
+      st.wave_params.push_back(calls.back().params);
   }
   if (calls.empty()) {
     run_next_wave(self);
@@ -215,14 +250,20 @@ void run_next_wave(self_pointer self) {
   auto wave = spawn_wave(self->system(), std::move(calls), st.setup.call_timeout_ms);
   st.wave = wave;
   st.wave_started_us = wall_clock_us();
+  if (!st.listeners->empty()) {
+    json ids = json::array();
+    for (auto call_idx : st.wave_calls)
+      ids.push_back(round.calls[call_idx].call_id);
+    emit(self, {{"event", "wave"}, {"round", st.rounds}, {"calls", std::move(ids)}});
+  }
   // The wave dies with its run.
   self->link_to(wave);
   self->request(wave, caf::infinite, request_atom::value)
     .then([self](std::vector<wave_answer>& answers) { on_wave_answers(self, answers); },
           [self](caf::error& err) {
-            std::vector<wave_answer> failed(self->state.wave_calls.size(),
-                                            wave_answer{static_cast<uint8_t>(errc::unavailable),
-                                                        message_of(err)});
+            std::vector<wave_answer> failed(
+              self->state.wave_calls.size(),
+              wave_answer{static_cast<uint8_t>(errc::unavailable), message_of(err)});
             on_wave_answers(self, failed);
           });
 }
@@ -244,6 +285,12 @@ caf::result<std::vector<tool_output>> start_round(self_pointer self, std::vector
   if (!made)
     return to_error(made.error());
   st.round = std::move(*made);
+  if (st.setup.trace) {
+    std::vector<tool_call> accepted;
+    for (const auto& call : st.round->calls)
+      accepted.push_back({call.call_id, call.name, call.arguments});
+    st.setup.trace->calls(st.rounds + 1, accepted);
+  }
   st.round_started_us = wall_clock_us();
   st.call_us.assign(st.round->calls.size(), 0);
   ++st.rounds;
@@ -252,6 +299,18 @@ caf::result<std::vector<tool_output>> start_round(self_pointer self, std::vector
   decide_round(*st.round, st.setup.view, st.setup.catalog.get(), st.setup.snapshot,
                st.setup.adapters, st.memory, st.setup.limits);
   st.round_promise = self->make_response_promise<std::vector<tool_output>>();
+  if (!st.listeners->empty()) {
+    json calls = json::array();
+    for (const auto& call : st.round->calls)
+      calls.push_back(
+        {{"call_id", call.call_id},
+         {"name", call.name},
+         {"tool", call.entry != nullptr ? call.entry->tool() : std::string_view{}},
+         {"server_id", call.entry != nullptr ? call.entry->server_id() : std::string_view{}},
+         {"status", to_string(call.status)},
+         {"reason", call.reason}});
+    emit(self, {{"event", "round"}, {"round", st.rounds}, {"calls", std::move(calls)}});
+  }
   // The decisions go to the audit stream while the waves run; the round
   // answers only once they are durable (maybe_answer_round).
   json decided{{"run_id", st.setup.run_id},
@@ -274,9 +333,17 @@ run_actor::behavior_type run_behavior(self_pointer self, run_setup setup, node_m
   st.setup = std::move(setup);
   st.counters = &metrics->actor("run");
   st.running.emplace(*st.counters);
+  st.listeners = std::make_shared<std::vector<caf::actor>>();
+  // Listeners learn that the run ended, and why.
+  self->attach_functor([listeners = st.listeners](const caf::error& reason) {
+    auto why = reason ? message_of(reason) : std::string{"ended"};
+    for (const auto& listener : *listeners)
+      caf::anon_send(listener, close_atom::value, why);
+  });
   auto note = [self] { self->state.counters->on_message(self->mailbox().size()); };
   return {
-    [self, note](tool_atom, std::vector<tool_call>& calls) -> caf::result<std::vector<tool_output>> {
+    [self, note](tool_atom,
+                 std::vector<tool_call>& calls) -> caf::result<std::vector<tool_output>> {
       note();
       return start_round(self, calls);
     },
@@ -286,6 +353,8 @@ run_actor::behavior_type run_behavior(self_pointer self, run_setup setup, node_m
       if (st.phase == run_phase::cancelling)
         return make_error(errc::conflict, "this run is already being cancelled");
       st.cancel_started_us = wall_clock_us();
+      if (st.setup.trace)
+        st.setup.trace->cancel();
       auto promise = self->make_response_promise<std::string>();
       st.cancel_promise = promise;
       auto was = st.phase;
@@ -311,6 +380,13 @@ run_actor::behavior_type run_behavior(self_pointer self, run_setup setup, node_m
                self->quit();
              });
       return promise;
+    },
+    [self, note](listen_atom, caf::actor& listener) {
+      note();
+      auto& listeners = *self->state.listeners;
+      if (listeners.size() == max_listeners)
+        listeners.erase(listeners.begin());
+      listeners.push_back(std::move(listener));
     },
     [self, note](health_atom) {
       note();

@@ -45,6 +45,7 @@
 #include "actors/run/tool_catalog.hpp"
 #include "actors/run/tool_round.hpp"
 #include "actors/run/tool_view.hpp"
+#include "actors/run/trace.hpp"
 #include "actors/tenant/policy.hpp"
 #include "messages/atoms.hpp"
 #include "messages/types.hpp"
@@ -63,6 +64,12 @@ using run_actor = caf::typed_actor<
   caf::replies_to<cancel_atom>::with<std::string>,
   // Ends an idle run normally ("run.finished"); answers true.
   caf::replies_to<close_atom>::with<bool>,
+  // Adds a listener of the run's tool activity (at most 8; the oldest goes):
+  // it receives (tool_atom, JSON text) per event, then (close_atom, reason)
+  // when the run ends. Events: {"event":"round"|"wave"|"call"|"answered",
+  // "round", ...} with call ids, names, tools, statuses, reasons and
+  // durations; never arguments or results.
+  caf::reacts_to<listen_atom, caf::actor>,
   // State for operators and tests: {"run_id","phase","rounds","calls",
   // "waves","peak_wave","in_flight"}.
   caf::replies_to<health_atom>::with<std::string>>;
@@ -82,6 +89,8 @@ struct run_setup {
   /// Deadline of one tool call (the connection caps it by mcp.max_request_timeout_ms).
   uint32_t call_timeout_ms = 60'000;
   event_store_actor store;
+  /// Records what crosses the run's boundary (trace.hpp); nullptr: none.
+  std::shared_ptr<run_trace> trace;
 };
 
 run_actor spawn_run(caf::actor_system& sys, run_setup setup, node_metrics& metrics);

@@ -370,12 +370,19 @@ result<catalog_target> tool_catalog::resolve(std::string_view id) const {
                         std::string{e.model_name()}};
 }
 
-result<tool_catalog> make_tool_catalog(tool_view view) {
+result<catalog_key> fresh_catalog_key() {
   catalog_key key;
   if (RAND_bytes(key.data(), static_cast<int>(key.size())) != 1)
     return status::error(errc::internal, "tool catalog: the random source failed");
-  auto out = tool_catalog::build(std::move(view), key);
-  OPENSSL_cleanse(key.data(), key.size());
+  return key;
+}
+
+result<tool_catalog> make_tool_catalog(tool_view view) {
+  auto key = fresh_catalog_key();
+  if (!key)
+    return key.error();
+  auto out = tool_catalog::build(std::move(view), *key);
+  OPENSSL_cleanse(key->data(), key->size());
   return out;
 }
 

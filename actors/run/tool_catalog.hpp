@@ -137,6 +137,9 @@ private:
   std::vector<std::vector<posting>> postings_;
 };
 
+/// A fresh random catalog key; fails only if the system's random source does.
+result<catalog_key> fresh_catalog_key();
+
 /// Builds a catalog under a fresh random key; fails only if the system's
 /// random source or HMAC does (errc::internal).
 result<tool_catalog> make_tool_catalog(tool_view view);

@@ -167,8 +167,8 @@ void decide_mcp_call(round_call& call, const view_entry& e, json args, tool_roun
     auto normalised = maps_grounding::normalize_arguments(e.tool(), args);
     if (!normalised) {
       fail(call, call_status::invalid_arguments, "invalid_arguments",
-           "its arguments do not meet the provider's contract ("
-             + normalised.error().message() + "); it was not sent." + std::string{correct_one});
+           "its arguments do not meet the provider's contract (" + normalised.error().message()
+             + "); it was not sent." + std::string{correct_one});
       invalid_now.insert(key);
       return;
     }
@@ -195,20 +195,17 @@ void answer_catalog(round_call& call, const view_entry& e, const json& args,
     return;
   }
   if (e.role == view_role::catalog_search) {
-    auto limit = args.contains("limit") ? args["limit"].get<std::size_t>()
-                                        : catalog_limits::default_limit;
+    auto limit =
+      args.contains("limit") ? args["limit"].get<std::size_t>() : catalog_limits::default_limit;
     auto hits = catalog->search(args["query"].get<std::string>(), limit);
     if (!hits) {
-      fail(call, call_status::invalid_arguments, "invalid_arguments",
-           hits.error().message() + ".");
+      fail(call, call_status::invalid_arguments, "invalid_arguments", hits.error().message() + ".");
       return;
     }
     json results = json::array();
     for (const auto& hit : *hits)
-      results.push_back({{"id", hit.id},
-                         {"name", hit.name},
-                         {"server", hit.server},
-                         {"summary", hit.summary}});
+      results.push_back(
+        {{"id", hit.id}, {"name", hit.name}, {"server", hit.server}, {"summary", hit.summary}});
     answer_locally(call, {{"results", std::move(results)}});
     return;
   }
@@ -306,8 +303,8 @@ result<tool_round> make_round(std::vector<tool_call> calls, const round_limits& 
 }
 
 void decide_round(tool_round& round, const tool_view& view, const tool_catalog* catalog,
-                  const effective_policy& snapshot, const adapter_map& adapters,
-                  run_memory& memory, const round_limits& limits) {
+                  const effective_policy& snapshot, const adapter_map& adapters, run_memory& memory,
+                  const round_limits& limits) {
   std::unordered_set<std::string> invalid_now;
   for (auto& call : round.calls) {
     // 1. A direct tool of the view (catalog tools resolve their target).
@@ -329,8 +326,8 @@ void decide_round(tool_round& round, const tool_view& view, const tool_catalog* 
              + " levels; it was not sent." + std::string{correct_one});
       continue;
     }
-    auto args = call.arguments.empty() ? json::object()
-                                       : json::parse(call.arguments, nullptr, false);
+    auto args =
+      call.arguments.empty() ? json::object() : json::parse(call.arguments, nullptr, false);
     if (args.is_discarded()) {
       fail(call, call_status::invalid_arguments, "invalid_arguments",
            "its arguments are not well-formed JSON; it was not sent." + std::string{correct_one});
@@ -423,8 +420,7 @@ void settle_call(round_call& call, tool_round& round, run_memory& memory,
   if (answer) {
     auto doc = json::parse(*answer, nullptr, false);
     if (!doc.is_object()) {
-      fail(call, call_status::failed, "bad_result",
-           "the server's answer was not a tool result.");
+      fail(call, call_status::failed, "bad_result", "the server's answer was not a tool result.");
       return;
     }
     auto is_error = doc.find("isError");

@@ -149,8 +149,8 @@ result<tool_round> make_round(std::vector<tool_call> calls, const round_limits& 
 
 /// Decides every call (rules 1-8 above).
 void decide_round(tool_round& round, const tool_view& view, const tool_catalog* catalog,
-                  const effective_policy& snapshot, const adapter_map& adapters,
-                  run_memory& memory, const round_limits& limits);
+                  const effective_policy& snapshot, const adapter_map& adapters, run_memory& memory,
+                  const round_limits& limits);
 
 /// The next wave (indices into round.calls), empty when every call is answered.
 std::vector<std::size_t> next_wave(tool_round& round, run_memory& memory,

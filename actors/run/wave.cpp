@@ -93,9 +93,9 @@ wave_actor::behavior_type wave_behavior(self_pointer self, std::vector<wave_call
               on_answer(self, call_idx, {0, std::move(result)});
             },
             [self, call_idx](caf::error& err) {
-              auto code = err.category() == error_category() ? err.code()
-                                                              : static_cast<uint8_t>(
-                                                                  errc::unavailable);
+              auto code = err.category() == error_category()
+                            ? err.code()
+                            : static_cast<uint8_t>(errc::unavailable);
               on_answer(self, call_idx, {code, message_of(err)});
             });
       }

@@ -11,6 +11,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include <nlohmann/json.hpp>
+#include <openssl/crypto.h>
 
 #include "actors/mcp/discovery.hpp"
 #include "actors/mcp/mcp_connection.hpp"
@@ -451,12 +452,16 @@ status spawn_run_actor(self_pointer self, const std::string& run_id, const std::
   setup.tenant_id = st.tenant_id;
   setup.run_id = run_id;
   setup.snapshot = snapshot;
+  auto key = fresh_catalog_key();
+  if (!key)
+    return key.error();
   if (view.catalog_mode) {
-    auto catalog = make_tool_catalog(view);
+    auto catalog = tool_catalog::build(view, *key);
     if (!catalog)
       return catalog.error();
     setup.catalog = std::make_shared<const tool_catalog>(std::move(*catalog));
   }
+  auto kind = view.kind;
   setup.view = std::move(view);
   for (const auto& tool : snapshot.tools) {
     if (tool.origin != tool_origin::mcp)
@@ -475,6 +480,19 @@ status spawn_run_actor(self_pointer self, const std::string& run_id, const std::
   setup.limits = limits_of(st.services.run);
   setup.call_timeout_ms = st.services.run.call_timeout_ms;
   setup.store = st.store;
+  // The trace, when the node records them: what the run was given first.
+  if (!st.services.run.trace_dir.empty()) {
+    auto trace = run_trace::create(st.services.run.trace_dir + "/" + run_id + ".jsonl");
+    if (!trace)
+      return trace.error();
+    std::vector<const mcp_server_record*> servers;
+    for (const auto& [server_id, conn] : setup.connections)
+      if (auto rec = st.cfg.state.servers.find(server_id); rec != st.cfg.state.servers.end())
+        servers.push_back(&rec->second);
+    (*trace)->header(st.tenant_id, snapshot, servers, setup.adapters, *key, kind, setup.limits);
+    setup.trace = std::move(*trace);
+  }
+  OPENSSL_cleanse(key->data(), key->size());
   auto run = spawn_run(self->system(), std::move(setup), *st.metrics);
   self->monitor(run);
   st.run_of_actor[run.id()] = run_id;
@@ -826,6 +844,15 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
       if (!run)
         return to_error(run.error());
       return self->delegate(*run, close_atom::value);
+    },
+    [self, note](listen_atom, run_atom, const std::string& run_id,
+                 caf::actor& listener) -> caf::result<bool> {
+      note();
+      auto run = live(self, run_id);
+      if (!run)
+        return to_error(run.error());
+      self->send(*run, listen_atom::value, std::move(listener));
+      return true;
     },
     [self, note](health_atom, run_atom, const std::string& run_id) -> caf::result<std::string> {
       note();

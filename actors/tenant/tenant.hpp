@@ -83,6 +83,8 @@ using tenant_actor = caf::typed_actor<
   caf::replies_to<cancel_atom, run_atom, std::string>::with<std::string>,
   // Ends an idle live run normally; answers true.
   caf::replies_to<close_atom, run_atom, std::string>::with<bool>,
+  // Adds a listener of a live run's tool activity (run.hpp); answers true.
+  caf::replies_to<listen_atom, run_atom, std::string, caf::actor>::with<bool>,
   // A live run's state (run.hpp health).
   caf::replies_to<health_atom, run_atom, std::string>::with<std::string>,
   // The turn's user and assistant text as the host reports it (run id, user,

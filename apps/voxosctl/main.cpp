@@ -12,6 +12,7 @@
 //   voxosctl [options] audit TENANT_ID [LIMIT]  the tenant's newest policy decisions
 //   voxosctl [options] whoami                   (with VOXOS_TOKEN: a tenant token, over CAF)
 //   voxosctl conformance URL                    the MCP conformance suite's client under test
+//   voxosctl replay TRACE                       replays a run's trace against a fresh node
 //
 // Options: --data-dir DIR (default ./var: finds runtime.json and, on the
 // embedded profile, secrets.json), --url URL, --caf HOST:PORT.
@@ -34,6 +35,7 @@
 
 #include "actors/run_host/run_host.hpp"
 #include "apps/voxosctl/conformance.hpp"
+#include "apps/voxosctl/replay.hpp"
 #include "messages/error.hpp"
 #include "messages/register.hpp"
 
@@ -272,7 +274,8 @@ int usage() {
                "          tokens list TENANT_ID | tokens issue TENANT_ID [LABEL]\n"
                "          tokens revoke TENANT_ID TOKEN_ID\n"
                "          conformance URL (MCP conformance suite client; scenario from\n"
-               "          MCP_CONFORMANCE_SCENARIO)\n");
+               "          MCP_CONFORMANCE_SCENARIO)\n"
+               "          replay TRACE (a run's trace against a fresh node)\n");
   return 2;
 }
 
@@ -304,6 +307,8 @@ int main(int argc, char** argv) {
     return usage();
   if (opts.args.size() == 2 && opts.args[0] == "conformance")
     return voxos::run_conformance_client(opts.args[1]);
+  if (opts.args.size() == 2 && opts.args[0] == "replay")
+    return voxos::replay_trace(opts.args[1]);
   locate_node(opts);
   const auto& a = opts.args;
   auto is = [&](std::size_t n, const char* cmd, const char* sub = nullptr) {

@@ -148,7 +148,7 @@ TEST_CASE("the default document names every key and parses back to the defaults"
                           "secrets", "mcp", "registered_urls"})
     CHECK_MESSAGE(doc.contains(key), key);
   CHECK(doc["http"].size() == 5);
-  CHECK(doc["caf"].size() == 3);
+  CHECK(doc["caf"].size() == 5); // bind, port, scheduler_threads, transport, tls
   CHECK(doc["event_store"].size() == 3);
   CHECK(doc["secrets"].size() == 2);
   CHECK(doc["mcp"].size() == 11);

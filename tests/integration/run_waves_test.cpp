@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <future>
 #include <thread>
 
 #include <httplib.h>
@@ -200,4 +201,48 @@ TEST_CASE("a run of another tenant is not found") {
   // The owner's run is untouched.
   auto mine = f.submit(run_id, sleep_calls(1, 1));
   CHECK(mine.status == 200);
+}
+
+TEST_CASE("the activity stream shows each round's calls as they settle, without arguments") {
+  test::run_fixture f;
+  auto run_id = f.start_run();
+  std::promise<void> listening;
+  std::string events;
+  int status = 0;
+  std::thread reader{[&] {
+    httplib::Client cli{"127.0.0.1", f.node->get().http_port()};
+    cli.set_read_timeout(30);
+    auto res =
+      cli.Get(("/v1/runs/" + run_id + "/events").c_str(), {{"Authorization", "Bearer " + f.token}},
+              [&](const httplib::Response& head) {
+                status = head.status;
+                listening.set_value();
+                return true;
+              },
+              [&](const char* data, std::size_t len) {
+                events.append(data, len);
+                return true;
+              });
+    if (!res && status == 0)
+      listening.set_value();
+  }};
+  listening.get_future().wait();
+  REQUIRE(status == 200);
+  auto answered = f.submit(
+    run_id,
+    json::array({{{"call_id", "a"}, {"name", "echo"}, {"arguments", {{"text", "secret-arg"}}}},
+                 {{"call_id", "b"}, {"name", "record_note"}, {"arguments", {{"x", 1}}}}}));
+  REQUIRE(answered.status == 200);
+  REQUIRE(f.node->call("POST", "/v1/runs/" + run_id + "/finish", f.token).status == 200);
+  reader.join();
+  CHECK(events.find("event: activity\ndata: {\"calls\":[{\"call_id\":\"a\"") != std::string::npos);
+  CHECK(events.find("\"event\":\"wave\"") != std::string::npos);
+  CHECK(events.find("\"call_id\":\"a\",\"event\":\"call\"") != std::string::npos);
+  CHECK(events.find("\"status\":\"invalid_arguments\"") != std::string::npos);
+  CHECK(events.find("\"event\":\"answered\"") != std::string::npos);
+  CHECK(events.find("event: end") != std::string::npos);
+  CHECK(events.find("secret-arg") == std::string::npos);
+  // Another tenant cannot listen.
+  auto other = f.node->make_tenant("Other").second;
+  CHECK(f.node->call("GET", "/v1/runs/" + run_id + "/events", other).status == 404);
 }

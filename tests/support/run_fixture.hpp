@@ -30,10 +30,11 @@ struct run_fixture {
   std::string agent_id;
   std::string server_id;
 
-  run_fixture() {
+  /// `tweak` adjusts the node's configuration before it starts.
+  explicit run_fixture(std::function<void(node_config&)> tweak = {}) {
     REQUIRE_MESSAGE(peer->up(), peer->error_output());
     node = std::make_unique<running_node>(
-      dir, std::vector<node_config::registered_url>{{peer->url(), "mcp"}});
+      dir, std::vector<node_config::registered_url>{{peer->url(), "mcp"}}, std::move(tweak));
     token = node->make_tenant("Acme").second;
     agent_id = node->call("GET", "/v1/agents", token).body[0]["agent_id"].get<std::string>();
     auto made = node->call("POST", "/v1/servers", token,

@@ -2,6 +2,7 @@
 // small helpers to call its HTTP API.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -31,6 +32,12 @@ public:
       : dir_(dir), registered_(std::move(registered)) {
     start();
   }
+  /// The same, with `tweak` applied to the test configuration before start.
+  running_node(const temp_dir& dir, std::vector<node_config::registered_url> registered,
+               std::function<void(node_config&)> tweak)
+      : dir_(dir), registered_(std::move(registered)), tweak_(std::move(tweak)) {
+    start();
+  }
 
   void start() {
     node_config cfg;
@@ -41,6 +48,8 @@ public:
     cfg.http.max_body_bytes = 64 * 1024;
     cfg.log_level = "error";
     cfg.registered_urls = registered_;
+    if (tweak_)
+      tweak_(cfg);
     node_secrets secrets;
     secrets.vault_key_id = "k1";
     secrets.vault_key = std::string(32, 'k');
@@ -105,6 +114,7 @@ public:
 private:
   const temp_dir& dir_;
   std::vector<node_config::registered_url> registered_;
+  std::function<void(node_config&)> tweak_;
   std::unique_ptr<voxos::node> node_;
 };
 

@@ -1,0 +1,239 @@
+#include "actors/run/trace.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "actors/tenant/tenant_events.hpp"
+
+namespace voxos {
+
+namespace {
+
+using nlohmann::json;
+
+std::string hex_of(const catalog_key& key) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  for (auto byte : key) {
+    out += digits[byte >> 4];
+    out += digits[byte & 0xf];
+  }
+  return out;
+}
+
+bool key_of(const std::string& hex, catalog_key& out) {
+  if (hex.size() != out.size() * 2)
+    return false;
+  auto nibble = [](char ch) -> int {
+    if (ch >= '0' && ch <= '9')
+      return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+      return ch - 'a' + 10;
+    return -1;
+  };
+  for (std::size_t idx = 0; idx < out.size(); ++idx) {
+    auto high = nibble(hex[2 * idx]);
+    auto low = nibble(hex[2 * idx + 1]);
+    if (high < 0 || low < 0)
+      return false;
+    out[idx] = static_cast<unsigned char>(high << 4 | low);
+  }
+  return true;
+}
+
+json calls_json(const std::vector<tool_call>& calls) {
+  json out = json::array();
+  for (const auto& c : calls)
+    out.push_back({{"call_id", c.call_id}, {"name", c.name}, {"arguments", c.arguments}});
+  return out;
+}
+
+json outputs_json(const std::vector<tool_output>& outputs) {
+  json out = json::array();
+  for (const auto& o : outputs)
+    out.push_back({{"call_id", o.call_id}, {"status", o.status}, {"output", o.output}});
+  return out;
+}
+
+status bad_line(std::size_t line_no, const std::string& what) {
+  return status::error(errc::corrupt_data, "trace line " + std::to_string(line_no) + ": " + what);
+}
+
+} // namespace
+
+result<std::unique_ptr<run_trace>> run_trace::create(const std::string& path) {
+  // Created 0600 before anything is written into it.
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return status::error(errc::storage_failure, "cannot create the run's trace file");
+  ::close(fd);
+  std::ofstream out{path, std::ios::trunc};
+  if (!out)
+    return status::error(errc::storage_failure, "cannot open the run's trace file");
+  return std::unique_ptr<run_trace>{new run_trace{std::move(out)}};
+}
+
+void run_trace::line(const json& doc) {
+  out_ << doc.dump() << '\n';
+  out_.flush();
+}
+
+void run_trace::header(const std::string& tenant_id, const effective_policy& snapshot,
+                       const std::vector<const mcp_server_record*>& servers,
+                       const adapter_map& adapters, const catalog_key& key, view_kind kind,
+                       const round_limits& limits) {
+  json server_docs = json::array();
+  for (const auto* rec : servers)
+    server_docs.push_back(tenant_events::to_json(*rec, true));
+  json adapter_docs = json::object();
+  for (const auto& [server_id, adapter] : adapters)
+    if (adapter == call_adapter::maps_grounding_lite)
+      adapter_docs[server_id] = "maps_grounding_lite";
+  line({{"type", "header"},
+        {"version", 1},
+        {"proves", ""},
+        {"run_id", snapshot.run_id},
+        {"tenant_id", tenant_id},
+        {"view_kind", kind == view_kind::voice ? "voice" : "text"},
+        {"snapshot", tenant_events::to_json(snapshot)},
+        {"servers", std::move(server_docs)},
+        {"adapters", std::move(adapter_docs)},
+        {"catalog_key", hex_of(key)},
+        {"limits",
+         {{"max_calls", limits.max_calls},
+          {"max_argument_bytes", limits.max_argument_bytes},
+          {"wave_width", limits.wave_width},
+          {"max_corrections", limits.max_corrections},
+          {"max_remembered_rejections", limits.max_remembered_rejections}}}});
+}
+
+void run_trace::calls(uint64_t round, const std::vector<tool_call>& calls) {
+  line({{"type", "calls"}, {"round", round}, {"calls", calls_json(calls)}});
+}
+
+void run_trace::mcp(uint64_t round, const std::string& server_id, const std::string& params,
+                    uint8_t code, const std::string& text) {
+  line({{"type", "mcp"},
+        {"round", round},
+        {"server_id", server_id},
+        {"params", params},
+        {"code", code},
+        {"text", text}});
+}
+
+void run_trace::outputs(uint64_t round, const std::vector<tool_output>& outputs) {
+  line({{"type", "outputs"}, {"round", round}, {"outputs", outputs_json(outputs)}});
+}
+
+void run_trace::cancel() {
+  line({{"type", "cancel"}});
+}
+
+result<trace_record> read_trace(std::istream& in) {
+  trace_record out;
+  std::string text;
+  std::size_t line_no = 0;
+  bool have_header = false;
+  while (std::getline(in, text)) {
+    ++line_no;
+    if (text.empty())
+      continue;
+    auto doc = json::parse(text, nullptr, false);
+    if (!doc.is_object() || !doc.contains("type") || !doc["type"].is_string())
+      return bad_line(line_no, "expected a JSON object with a \"type\"");
+    auto type = doc["type"].get<std::string>();
+    try {
+      if (type == "header") {
+        if (have_header)
+          return bad_line(line_no, "a second header");
+        have_header = true;
+        if (doc.value("version", 0) != 1)
+          return bad_line(line_no, "unsupported version (1 expected)");
+        out.proves = doc.value("proves", "");
+        out.run_id = doc.at("run_id").get<std::string>();
+        out.tenant.tenant_id = doc.at("tenant_id").get<std::string>();
+        out.kind = doc.value("view_kind", "text") == "voice" ? view_kind::voice : view_kind::text;
+        auto snapshot = tenant_events::policy_from_json(doc.at("snapshot"));
+        if (!snapshot)
+          return bad_line(line_no, "snapshot: " + snapshot.error().message());
+        out.snapshot = std::move(*snapshot);
+        for (const auto& server : doc.at("servers")) {
+          auto rec = tenant_events::server_from_json(server);
+          if (!rec)
+            return bad_line(line_no, "servers: " + rec.error().message());
+          out.tenant.servers[rec->server_id] = std::move(*rec);
+        }
+        for (const auto& [server_id, name] : doc.at("adapters").items())
+          if (name == "maps_grounding_lite")
+            out.adapters[server_id] = call_adapter::maps_grounding_lite;
+        if (!key_of(doc.at("catalog_key").get<std::string>(), out.key))
+          return bad_line(line_no, "catalog_key: 64 lowercase hex digits expected");
+        const auto& limits = doc.at("limits");
+        out.limits.max_calls = limits.at("max_calls").get<std::size_t>();
+        out.limits.max_argument_bytes = limits.at("max_argument_bytes").get<std::size_t>();
+        out.limits.wave_width = limits.at("wave_width").get<std::size_t>();
+        out.limits.max_corrections = limits.at("max_corrections").get<uint32_t>();
+        out.limits.max_remembered_rejections =
+          limits.at("max_remembered_rejections").get<std::size_t>();
+        continue;
+      }
+      if (!have_header)
+        return bad_line(line_no, "the header must come first");
+      if (type == "calls") {
+        traced_round round;
+        round.round = doc.at("round").get<uint64_t>();
+        for (const auto& c : doc.at("calls"))
+          round.calls.push_back({c.at("call_id").get<std::string>(),
+                                 c.at("name").get<std::string>(),
+                                 c.at("arguments").get<std::string>()});
+        out.rounds.push_back(std::move(round));
+      } else if (type == "mcp") {
+        out.answers.push_back({doc.at("server_id").get<std::string>(),
+                               doc.at("params").get<std::string>(), doc.at("code").get<uint8_t>(),
+                               doc.at("text").get<std::string>()});
+      } else if (type == "outputs") {
+        if (out.rounds.empty() || out.rounds.back().round != doc.at("round").get<uint64_t>())
+          return bad_line(line_no, "outputs of a round whose calls were not recorded");
+        for (const auto& o : doc.at("outputs"))
+          out.rounds.back().outputs.push_back({o.at("call_id").get<std::string>(),
+                                               o.at("status").get<std::string>(),
+                                               o.at("output").get<std::string>()});
+      } else if (type == "cancel") {
+        out.cancelled_in_round = out.rounds.empty() ? 0 : out.rounds.back().round;
+      } else {
+        return bad_line(line_no, "unknown type");
+      }
+    } catch (const json::exception&) {
+      return bad_line(line_no, "a field is missing or has the wrong type");
+    }
+  }
+  if (!have_header)
+    return status::error(errc::corrupt_data, "trace: no header");
+  return out;
+}
+
+std::string compare_outputs(const std::vector<tool_output>& recorded,
+                            const std::vector<tool_output>& replayed) {
+  if (recorded.size() != replayed.size())
+    return std::to_string(recorded.size()) + " outputs recorded, " + std::to_string(replayed.size())
+           + " replayed";
+  std::string diff;
+  for (std::size_t idx = 0; idx < recorded.size(); ++idx) {
+    const auto& want = recorded[idx];
+    const auto& got = replayed[idx];
+    if (want.call_id != got.call_id) {
+      diff += "output " + std::to_string(idx) + ": call id " + want.call_id + " recorded, "
+              + got.call_id + " replayed\n";
+      continue;
+    }
+    if (want.status != got.status)
+      diff += want.call_id + ": status " + want.status + " recorded, " + got.status + " replayed\n";
+    if (json::parse(want.output, nullptr, false) != json::parse(got.output, nullptr, false))
+      diff += want.call_id + ": output differs\n  recorded: " + want.output
+              + "\n  replayed: " + got.output + "\n";
+  }
+  return diff;
+}
+
+} // namespace voxos

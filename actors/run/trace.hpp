@@ -1,0 +1,109 @@
+// Run traces: every typed message that crosses a run's boundary, recorded
+// as JSON lines, and read back for `voxosctl replay`. CAF-free.
+//
+// A run records a trace when the node's `run.trace_dir` is set: the file
+// `<trace_dir>/<run_id>.jsonl`, one JSON object per line:
+//   {"type":"header","version":1,"proves":"","run_id","tenant_id",
+//    "view_kind":"text"|"voice","snapshot":{...},"servers":[{...}],
+//    "adapters":{"<server_id>":"maps_grounding_lite"},"catalog_key":"<hex>",
+//    "limits":{...}}
+//       what the run was given: its snapshot, the server records (with the
+//       cached tool definitions) its view was composed from, the key of its
+//       tool catalog (so catalog ids replay), its round limits;
+//   {"type":"calls","round":N,"calls":[{"call_id","name","arguments"}]}
+//       a model response's tool calls, as the host handed them over;
+//   {"type":"mcp","round":N,"server_id","params","code","text"}
+//       one tools/call the run sent and its connection's answer (code 0:
+//       `text` is the result; else an errc and the failure's message);
+//   {"type":"outputs","round":N,"outputs":[{"call_id","status","output"}]}
+//       what the run answered;
+//   {"type":"cancel"}   the run was cancelled.
+// `proves` is empty when recorded; a trace checked in as a test fixture
+// says there what it proves.
+//
+// Traces hold arguments, results and the run's catalog key: they are
+// sensitive operator files (mode 0600), never recorded by default.
+//
+// Threading: one run_trace belongs to one run actor.
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "actors/run/tool_catalog.hpp"
+#include "actors/run/tool_round.hpp"
+#include "actors/run/tool_view.hpp"
+#include "actors/tenant/policy.hpp"
+#include "actors/tenant/tenant_model.hpp"
+#include "messages/status.hpp"
+#include "messages/types.hpp"
+
+namespace voxos {
+
+/// Writes one run's trace.
+class run_trace {
+public:
+  /// Opens `path` for writing (created with mode 0600, truncated).
+  static result<std::unique_ptr<run_trace>> create(const std::string& path);
+
+  void header(const std::string& tenant_id, const effective_policy& snapshot,
+              const std::vector<const mcp_server_record*>& servers, const adapter_map& adapters,
+              const catalog_key& key, view_kind kind, const round_limits& limits);
+  void calls(uint64_t round, const std::vector<tool_call>& calls);
+  void mcp(uint64_t round, const std::string& server_id, const std::string& params, uint8_t code,
+           const std::string& text);
+  void outputs(uint64_t round, const std::vector<tool_output>& outputs);
+  void cancel();
+
+private:
+  explicit run_trace(std::ofstream out) : out_(std::move(out)) {}
+  void line(const nlohmann::json& doc);
+  std::ofstream out_;
+};
+
+/// One recorded MCP answer.
+struct traced_answer {
+  std::string server_id;
+  std::string params;
+  uint8_t code = 0;
+  std::string text;
+};
+
+/// One recorded round.
+struct traced_round {
+  uint64_t round = 0;
+  std::vector<tool_call> calls;
+  std::vector<tool_output> outputs;
+};
+
+/// A trace read back: what the run was given, and what crossed its boundary.
+struct trace_record {
+  std::string proves;
+  std::string run_id;
+  tenant_state tenant; ///< tenant id and the recorded server records
+  effective_policy snapshot;
+  adapter_map adapters;
+  catalog_key key{};
+  view_kind kind = view_kind::text;
+  round_limits limits;
+  std::vector<traced_round> rounds;
+  std::vector<traced_answer> answers; ///< in the order they were recorded
+  /// The round during which the run was cancelled (0: never; a cancel
+  /// between rounds counts for the round before it).
+  uint64_t cancelled_in_round = 0;
+};
+
+/// Reads a trace; errors name the line and what is wrong with it.
+result<trace_record> read_trace(std::istream& in);
+
+/// Where two outputs of the same round differ, for a report ("" if equal):
+/// the call id and which of status and output differ.
+std::string compare_outputs(const std::vector<tool_output>& recorded,
+                            const std::vector<tool_output>& replayed);
+
+} // namespace voxos

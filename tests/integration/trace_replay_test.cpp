@@ -1,0 +1,114 @@
+// Run traces: a run against a real SDK-built MCP peer records what crossed
+// its boundary; `voxosctl replay` replays it against a fresh node with the
+// MCP answers served from the trace and reports any output that differs.
+// The traces checked in under tests/data/traces/ replay identically.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sys/stat.h>
+
+#include "support/child_process.hpp"
+#include "support/run_fixture.hpp"
+
+using namespace voxos;
+using nlohmann::json;
+
+namespace {
+
+struct replay_result {
+  int code = -1;
+  std::string out;
+};
+
+replay_result replay(const std::string& trace, const std::string& work_dir) {
+  test::child_process ctl{{VOXOSCTL_PATH, "replay", trace}, work_dir, work_dir + "/replay.err"};
+  replay_result result;
+  result.out = ctl.read_all();
+  result.code = ctl.wait();
+  return result;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in{path};
+  return {std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
+}
+
+json forecast(const std::string& id, const std::string& date) {
+  return {{"call_id", id},
+          {"name", "get_forecast"},
+          {"arguments", {{"location", {{"address", "Main St 1"}}}, {"date", date}}}};
+}
+
+} // namespace
+
+TEST_CASE("a traced run replays identically, and a changed answer is reported") {
+  std::string trace_dir;
+  test::run_fixture f{[&trace_dir](node_config& cfg) {
+    trace_dir = cfg.data_dir + "/traces";
+    std::filesystem::create_directories(trace_dir);
+    cfg.run.trace_dir = trace_dir;
+  }};
+  auto run_id = f.start_run();
+  auto first = f.submit(
+    run_id,
+    json::array({forecast("a", "2026-12-03"),
+                 forecast("b", "2026-12-04"),
+                 {{"call_id", "c"}, {"name", "echo"}, {"arguments", {{"text", "hello"}}}}}));
+  REQUIRE_MESSAGE(first.status == 200, first.raw);
+  auto second = f.submit(
+    run_id,
+    json::array({forecast("d", "tomorrow"),
+                 forecast("e", "2026-12-05"),
+                 {{"call_id", "f"}, {"name", "add"}, {"arguments", {{"a", 1}, {"b", 2}}}},
+                 {{"call_id", "g"}, {"name", "record_note"}, {"arguments", {{"note", "n"}}}}}));
+  REQUIRE_MESSAGE(second.status == 200, second.raw);
+  CHECK(second.body["outputs"][0]["status"] == "invalid_arguments");
+  CHECK(second.body["outputs"][1]["status"] == "skipped");
+  CHECK(second.body["outputs"][2]["status"] == "denied");
+  CHECK(second.body["outputs"][3]["status"] == "ok");
+  REQUIRE(f.node->call("POST", "/v1/runs/" + run_id + "/finish", f.token).status == 200);
+
+  auto path = trace_dir + "/" + run_id + ".jsonl";
+  struct stat info {};
+  REQUIRE(::stat(path.c_str(), &info) == 0);
+  CHECK((info.st_mode & 0777) == 0600);
+
+  auto same = replay(path, f.dir.str());
+  CHECK_MESSAGE(same.code == 0, same.out);
+  CHECK(same.out.find("round 1: 3 outputs identical") != std::string::npos);
+  CHECK(same.out.find("round 2: 4 outputs identical") != std::string::npos);
+
+  // A recorded answer that differs from what the run answered is reported.
+  auto text = read_file(path);
+  auto at = text.find("Forecast for Main St 1 on 2026-12-04");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 12, "Forecast of ");
+  auto changed_path = f.dir.str() + "/changed.jsonl";
+  std::ofstream{changed_path} << text;
+  auto changed = replay(changed_path, f.dir.str());
+  CHECK(changed.code == 1);
+  CHECK(changed.out.find("round 1: outputs differ") != std::string::npos);
+  CHECK(changed.out.find("b: output differs") != std::string::npos);
+
+  // Not a trace: refused, not replayed.
+  auto junk_path = f.dir.str() + "/junk.jsonl";
+  std::ofstream{junk_path} << "{\"type\":\"calls\"}\n";
+  CHECK(replay(junk_path, f.dir.str()).code == 2);
+}
+
+TEST_CASE("the traces checked in under tests/data/traces replay identically") {
+  test::temp_dir work;
+  std::size_t replayed = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator{std::string{VOXOS_SOURCE_DIR} + "/tests/data/traces"}) {
+    if (entry.path().extension() != ".jsonl")
+      continue;
+    auto result = replay(entry.path().string(), work.str());
+    CHECK_MESSAGE(result.code == 0, entry.path().filename().string() << ":\n" << result.out);
+    CHECK_MESSAGE(result.out.find(" proves: ") != std::string::npos,
+                  entry.path().filename().string() << " says what it proves");
+    ++replayed;
+  }
+  CHECK(replayed >= 3);
+}
