@@ -118,7 +118,8 @@ TEST_CASE("a call that is not read-only runs alone, in call order") {
 
 TEST_CASE("invalid arguments are not sent and skip later calls to that tool in the response") {
   round_world w;
-  auto round = w.decide({forecast("a", "tomorrow"), forecast("b", "2026-12-03"),
+  auto round = w.decide({forecast("a", "tomorrow"),
+                         forecast("b", "2026-12-03"),
                          {"c", "echo", R"({"q":"still sent"})"}});
   CHECK(round.calls[0].status == call_status::invalid_arguments);
   CHECK(round.calls[1].status == call_status::skipped);
@@ -136,8 +137,9 @@ TEST_CASE("invalid arguments are not sent and skip later calls to that tool in t
 
 TEST_CASE("validation errors name paths and constraints, never the rejected values") {
   round_world w;
-  auto round = w.decide({{"a", "get_forecast",
-                          R"({"location":{"address":"Secret Lane 99","extra":"hunter2"},"date":"not-a-date-xyzzy"})"}});
+  auto round = w.decide(
+    {{"a", "get_forecast",
+      R"({"location":{"address":"Secret Lane 99","extra":"hunter2"},"date":"not-a-date-xyzzy"})"}});
   REQUIRE(round.calls[0].status == call_status::invalid_arguments);
   const auto& text = round.calls[0].output;
   CHECK(text.find("Secret Lane") == std::string::npos);
@@ -170,8 +172,9 @@ TEST_CASE("a server 400 is an argument rejection: later waves of the tool are sk
   auto first = next_wave(round, w.memory, w.limits);
   REQUIRE(first.size() == 8);
   // The first call is refused by the server; the rest of the wave finishes.
-  settle_call(round.calls[first[0]], round, w.memory, w.limits,
-              status::error(errc::rejected, "server refused the request: server answered HTTP 400"));
+  settle_call(
+    round.calls[first[0]], round, w.memory, w.limits,
+    status::error(errc::rejected, "server refused the request: server answered HTTP 400"));
   for (std::size_t idx = 1; idx < first.size(); ++idx)
     settle_call(round.calls[first[idx]], round, w.memory, w.limits, ok_result);
   CHECK(round.calls[0].status == call_status::rejected);
@@ -206,8 +209,9 @@ TEST_CASE("an exact request a server rejected is skipped in a later round") {
   round_world w;
   auto round = w.decide({forecast("a", "2026-12-03")});
   auto wave = next_wave(round, w.memory, w.limits);
-  settle_call(round.calls[0], round, w.memory, w.limits,
-              status::error(errc::rejected, "server refused the request: server answered HTTP 422"));
+  settle_call(
+    round.calls[0], round, w.memory, w.limits,
+    status::error(errc::rejected, "server refused the request: server answered HTTP 422"));
   auto again = w.decide({forecast("b", "2026-12-03"), forecast("c", "2026-12-04")});
   CHECK(again.calls[0].status == call_status::skipped);
   CHECK(again.calls[0].reason == "repeated_rejected_request");
@@ -297,13 +301,13 @@ TEST_CASE("tool_call reaches a catalog tool through its id, validated by its sch
   run_memory memory;
   round_limits limits;
   auto id = catalog->id_at(0);
-  auto made = make_round({{"a", "tool_call", json{{"id", id}, {"arguments", {{"q", "x"}}}}.dump()},
-                          {"b", "tool_call", json{{"id", id}, {"arguments", {{"q", 5}}}}.dump()},
-                          {"c", "tool_call", json{{"id", "ct_AAAAAAAAAAAAAAAAAAAAAA"},
-                                                  {"arguments", json::object()}}
-                                               .dump()},
-                          {"d", "tool_search", R"({"query":"tool"})"}},
-                         limits);
+  auto made =
+    make_round({{"a", "tool_call", json{{"id", id}, {"arguments", {{"q", "x"}}}}.dump()},
+                {"b", "tool_call", json{{"id", id}, {"arguments", {{"q", 5}}}}.dump()},
+                {"c", "tool_call",
+                 json{{"id", "ct_AAAAAAAAAAAAAAAAAAAAAA"}, {"arguments", json::object()}}.dump()},
+                {"d", "tool_search", R"({"query":"tool"})"}},
+               limits);
   REQUIRE(made.is_ok());
   auto round = std::move(*made);
   decide_round(round, view, catalog.get(), world.snapshot, {}, memory, limits);
