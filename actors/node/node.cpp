@@ -3,7 +3,11 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/io/middleman.hpp>
+#include <caf/openssl/manager.hpp>
+#include <caf/openssl/publish.hpp>
 #include <caf/send.hpp>
+
+#include <openssl/crypto.h>
 
 #include <nlohmann/json.hpp>
 
@@ -30,13 +34,32 @@ namespace {
 
 class system_config : public caf::actor_system_config {
 public:
-  explicit system_config(const node_config& cfg) {
+  /// `tls_secret` is what check_caf_tls answered for `cfg.caf`.
+  system_config(const node_config& cfg, const caf_tls_secret& tls_secret) {
     register_types(*this);
     load<caf::io::middleman>();
+    if (cfg.caf.transport == caf_transport::tls) {
+      // With any openssl.* entry set, CAF's sessions load the certificate and
+      // key, trust only `cafile`, and set SSL_VERIFY_PEER |
+      // SSL_VERIFY_FAIL_IF_NO_PEER_CERT: a peer without a certificate that
+      // chains to the CA fails the handshake (docs/config.md).
+      load<caf::openssl::manager>();
+      set("openssl.certificate", cfg.caf.tls.certificate);
+      set("openssl.key", cfg.caf.tls.key);
+      set("openssl.cafile", cfg.caf.tls.ca_file);
+      // Assigned, not set(): set() would keep a second copy in the config
+      // dictionary, which the destructor cannot wipe.
+      openssl_passphrase = tls_secret.key_passphrase;
+    }
     set("scheduler.max-threads", static_cast<size_t>(cfg.caf.scheduler_threads));
     set_io_bound_scheduler(*this);
     // Cross-node connections are made explicitly by agent hosts.
     set("middleman.enable-automatic-connections", false);
+  }
+
+  ~system_config() override {
+    if (!openssl_passphrase.empty())
+      OPENSSL_cleanse(openssl_passphrase.data(), openssl_passphrase.size());
   }
 };
 
@@ -138,6 +161,13 @@ const std::string& node::node_id() const noexcept {
 }
 
 result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_secrets& secrets) {
+  // The TLS files first: an unusable one stops the start before anything
+  // runs (CAF would only fail on the first connection, by throwing on its
+  // network thread).
+  auto tls_secret = check_caf_tls(cfg.caf);
+  if (!tls_secret)
+    return tls_secret.error();
+
   auto state = std::make_unique<impl>();
   state->cfg = cfg;
   state->node_id = "n_" + digest::random_hex(6);
@@ -162,8 +192,15 @@ result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_sec
     return index.error();
   log::info("node", "event store open: " + std::to_string(index->tenant_count()) + " tenants");
 
-  state->sys_cfg = std::make_unique<system_config>(cfg);
-  state->sys = std::make_unique<caf::actor_system>(*state->sys_cfg);
+  state->sys_cfg = std::make_unique<system_config>(cfg, *tls_secret);
+  try {
+    state->sys = std::make_unique<caf::actor_system>(*state->sys_cfg);
+  } catch (const std::exception& ex) {
+    // CAF raises std::runtime_error from module initialisation (e.g. the
+    // OpenSSL manager without a certificate or key).
+    return status::error(errc::internal,
+                         std::string{"cannot start the actor system: "} + ex.what());
+  }
   auto& sys = *state->sys;
   event_store_options store_opts;
   store_opts.max_batch_requests = cfg.event_store.max_batch_events;
@@ -178,16 +215,26 @@ result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_sec
     spawn_directory(sys, state->store, std::move(*index), state->metrics, std::move(services));
   state->run_host = spawn_run_host(sys, state->directory, state->node_id, state->metrics);
 
-  // The CAF endpoint agent hosts connect to.
-  auto published = sys.middleman().publish(state->run_host, cfg.caf.port, cfg.caf.bind.c_str(),
-                                           /*reuse_addr=*/false);
+  // The CAF endpoint agent hosts connect to: over TLS with certificates, or
+  // plain. Both register with the same BASP broker, so middleman().unpublish
+  // closes either.
+  const bool tls = cfg.caf.transport == caf_transport::tls;
+  auto published = tls ? caf::openssl::publish(state->run_host, cfg.caf.port, cfg.caf.bind.c_str(),
+                                               /*reuse=*/false)
+                       : sys.middleman().publish(state->run_host, cfg.caf.port,
+                                                 cfg.caf.bind.c_str(), /*reuse_addr=*/false);
   if (!published) {
     auto message = "cannot publish the run host on " + cfg.caf.bind + ":"
-                   + std::to_string(cfg.caf.port) + ": " + sys.render(published.error());
+                   + std::to_string(cfg.caf.port) + (tls ? " (TLS)" : "") + ": "
+                   + sys.render(published.error());
     state->shutdown();
     return status::error(errc::unavailable, message);
   }
   state->caf_port = *published;
+  if (tls)
+    log::info("node", "run host published over TLS on " + cfg.caf.bind + ":"
+                        + std::to_string(state->caf_port)
+                        + "; peers need a certificate of caf.tls.ca_file");
 
   // The HTTP API.
   http_server::options http_opts;
@@ -204,12 +251,14 @@ result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_sec
   ctx.admin_token_hash = digest::sha256_hex(secrets.admin_token);
   auto* raw = state.get();
   ctx.node_info = [raw] {
-    return nlohmann::json{{"node_id", raw->node_id},
-                          {"version", VOXOS_VERSION},
-                          {"http_port", raw->http_port},
-                          {"caf_port", raw->caf_port},
-                          {"public_base_url", raw->cfg.http.public_base_url},
-                          {"data_dir", raw->cfg.data_dir}};
+    return nlohmann::json{
+      {"node_id", raw->node_id},
+      {"version", VOXOS_VERSION},
+      {"http_port", raw->http_port},
+      {"caf_port", raw->caf_port},
+      {"caf_transport", raw->cfg.caf.transport == caf_transport::tls ? "tls" : "plain"},
+      {"public_base_url", raw->cfg.http.public_base_url},
+      {"data_dir", raw->cfg.data_dir}};
   };
   state->api = std::make_unique<http_api>(std::move(ctx));
   state->api->install(*state->server);

@@ -3,8 +3,12 @@
 // tests start one the same way. CAF-free header.
 //
 // Lifecycle:  start() --ok--> running --stop()/destructor--> stopped
-//             start() fails (locked or corrupt data, unbindable port) with
-//             nothing left running and nothing written.
+//             start() fails (locked or corrupt data, unbindable port,
+//             unusable caf.tls files) with nothing left running and nothing
+//             written; the TLS files are checked before anything else.
+//
+// The run host is published plainly (caf::io) or, with caf.transport "tls",
+// with caf::openssl: peers must present a certificate of caf.tls.ca_file.
 #pragma once
 
 #include <cstdint>
