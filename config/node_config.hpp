@@ -91,6 +91,8 @@ struct run_config {
   unsigned max_live_runs = 10'000;   ///< runs one tenant keeps live; 1 .. 1,000,000
   /// Where runs record their traces (actors/run/trace.hpp); "" records none.
   std::string trace_dir;
+  /// A shared location older than this is not fresh and not used; 1 .. 86,400.
+  unsigned location_max_age_s = 600;
 };
 
 /// Where secrets come from. `generate` (embedded profile only): read from, or
@@ -157,8 +159,9 @@ struct caf_tls_secret {
 /// regular file of at most 1 MiB holding what its name says in PEM; the key
 /// and the passphrase file must give group and others no access; the key must
 /// open (with the passphrase if one is configured, never prompting) and match
-/// the certificate, which must not have expired. Failures are config_invalid naming the key and its path,
-/// never the files' contents. Reads the file system; call it at start.
+/// the certificate, which must not have expired. Failures are config_invalid
+/// naming the key and its path, never the files' contents. Reads the file
+/// system; call it at start.
 result<caf_tls_secret> check_caf_tls(const caf_config& cfg);
 
 /// Environment variables that override or supply secrets.

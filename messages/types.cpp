@@ -53,11 +53,12 @@ bool operator==(const tool_output& x, const tool_output& y) {
   return std::tie(x.call_id, x.status, x.output) == std::tie(y.call_id, y.status, y.output);
 }
 bool operator==(const run_start& x, const run_start& y) {
-  return std::tie(x.agent_id, x.channel, x.caller_number, x.chat_id)
-         == std::tie(y.agent_id, y.channel, y.caller_number, y.chat_id);
+  return std::tie(x.agent_id, x.channel, x.caller_number, x.chat_id, x.location)
+         == std::tie(y.agent_id, y.channel, y.caller_number, y.chat_id, y.location);
 }
 bool operator==(const run_ticket& x, const run_ticket& y) {
-  return std::tie(x.run_id, x.chat_id, x.view) == std::tie(y.run_id, y.chat_id, y.view);
+  return std::tie(x.run_id, x.chat_id, x.view, x.instructions)
+         == std::tie(y.run_id, y.chat_id, y.view, y.instructions);
 }
 
 } // namespace voxos

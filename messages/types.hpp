@@ -127,13 +127,18 @@ struct run_start {
   std::string channel;       ///< e.g. "owner_text_chat"
   std::string caller_number; ///< phone and messaging channels: E.164
   std::string chat_id;       ///< the chat the run belongs to; "" starts a new chat
+  /// The user's shared location, JSON {"latitude","longitude","accuracy_m",
+  /// "captured_us"}, or "" (see actors/run/location.hpp).
+  std::string location;
 };
 
-/// A started run: its id, its chat and its tool view (JSON).
+/// A started run: its id, its chat, its tool view (JSON) and what the
+/// agent's instructions gain for this run (the location paragraph, or "").
 struct run_ticket {
   std::string run_id;
   std::string chat_id;
   std::string view;
+  std::string instructions;
 };
 
 template <class Inspector>
@@ -197,11 +202,12 @@ typename Inspector::result_type inspect(Inspector& f, tool_output& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_start& x) {
-  return f(caf::meta::type_name("run_start"), x.agent_id, x.channel, x.caller_number, x.chat_id);
+  return f(caf::meta::type_name("run_start"), x.agent_id, x.channel, x.caller_number, x.chat_id,
+           x.location);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_ticket& x) {
-  return f(caf::meta::type_name("run_ticket"), x.run_id, x.chat_id, x.view);
+  return f(caf::meta::type_name("run_ticket"), x.run_id, x.chat_id, x.view, x.instructions);
 }
 
 // Equality, for tests that compare round-tripped values.

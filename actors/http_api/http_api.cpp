@@ -563,11 +563,13 @@ void http_api::routes::install_tenant_config(httplib::Server& srv) {
                                    {{"agent_id", json_kind::string, true, 64},
                                     {"channel", json_kind::string, true, 32},
                                     {"caller_number", json_kind::string, false, 16},
-                                    {"chat_id", json_kind::string, false, 64}});
+                                    {"chat_id", json_kind::string, false, 64},
+                                    {"location", json_kind::object, false}});
              if (body)
                relay(res, 201, t, create_atom::value, run_atom::value,
                      string_field(*body, "agent_id"), string_field(*body, "channel"),
-                     string_field(*body, "caller_number"), string_field(*body, "chat_id"));
+                     string_field(*body, "caller_number"), string_field(*body, "chat_id"),
+                     body->contains("location") ? (*body)["location"].dump() : std::string{});
            }));
   srv.Post(path("/v1/runs/{}/tool-calls", id),
            tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {

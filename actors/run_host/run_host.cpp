@@ -106,6 +106,7 @@ run_ticket ticket_of(const std::string& started) {
     return out;
   out.run_id = doc.value("run_id", "");
   out.chat_id = doc.value("chat_id", "");
+  out.instructions = doc.value("instructions", "");
   if (auto view = doc.find("view"); view != doc.end())
     out.view = view->dump();
   return out;
@@ -150,7 +151,7 @@ run_host_actor::behavior_type run_host_behavior(self_pointer self, directory_act
       with_tenant(self, token, promise, [self, promise, req, host](tenant_actor tenant) mutable {
         self
           ->request(tenant, caf::infinite, create_atom::value, run_atom::value, req.agent_id,
-                    req.channel, req.caller_number, req.chat_id)
+                    req.channel, req.caller_number, req.chat_id, req.location)
           .then(
             [self, promise, host, tenant](const std::string& started) mutable {
               auto ticket = ticket_of(started);

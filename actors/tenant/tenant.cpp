@@ -16,6 +16,7 @@
 #include "actors/mcp/discovery.hpp"
 #include "actors/mcp/mcp_connection.hpp"
 #include "actors/metrics/node_metrics.hpp"
+#include "actors/run/location.hpp"
 #include "actors/run/run.hpp"
 #include "actors/run/tool_catalog.hpp"
 #include "actors/run/tool_view.hpp"
@@ -746,8 +747,8 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
       return commit(self, std::move(*events), [answer] { return answer; });
     },
     [self, note](create_atom, run_atom, const std::string& agent_id, const std::string& chan,
-                 const std::string& caller,
-                 const std::string& requested_chat) -> caf::result<std::string> {
+                 const std::string& caller, const std::string& requested_chat,
+                 const std::string& location) -> caf::result<std::string> {
       note();
       auto& st = self->state;
       auto c = parse_channel(chan);
@@ -758,6 +759,20 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
                           "channel: subagent runs are started by delegation, not by hosts");
       if (!valid_chat_id(requested_chat))
         return make_error(errc::out_of_range, "chat_id: at most 64 of a-z, 0-9, '_' and '-'");
+      // The location paragraph of the instructions: foreground text and
+      // owner voice only, when fresh; never part of any tool's arguments.
+      std::string instructions;
+      if (!location.empty()) {
+        if (location.size() > 1024)
+          return make_error(errc::out_of_range, "location: at most 1024 bytes");
+        auto where = parse_location(json::parse(location, nullptr, false));
+        if (!where)
+          return to_error(where.error());
+        instructions =
+          location_instructions(*where, *c, wall_clock_us(),
+                                int64_t{st.services.run.location_max_age_s} * 1'000'000)
+            .value_or("");
+      }
       if (st.live_runs->size() >= st.services.run.max_live_runs)
         return make_error(errc::out_of_range,
                           "this tenant has " + std::to_string(st.services.run.max_live_runs)
@@ -791,12 +806,12 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
                     {"caller", to_string(snapshot.caller)},
                     {"decisions", audit_decisions(snapshot)}};
       auto promise = self->make_response_promise<std::string>();
-      auto answer = json{
-        {"run_id", ctx.run_id},
-        {"chat_id", chat_id},
-        {"snapshot", snapshot_json},
-        {"view",
-         view_json}}.dump();
+      json answer_doc{{"run_id", ctx.run_id},
+                      {"chat_id", chat_id},
+                      {"snapshot", snapshot_json},
+                      {"view", view_json},
+                      {"instructions", instructions}};
+      auto answer = answer_doc.dump();
       self->request(st.store, store_timeout, append_atom::value, std::move(run_record))
         .then(
           [self, promise, answer, composed = std::move(composed), run_id = ctx.run_id, chat_id,

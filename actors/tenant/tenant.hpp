@@ -72,9 +72,11 @@ using tenant_actor = caf::typed_actor<
   // Adds or replaces a saved browser profile's safe part (JSON browser_profile); answers it.
   caf::replies_to<profile_atom, std::string>::with<std::string>,
   // Starts a run: agent id, channel name, caller number, chat id ("" starts a
-  // new chat); composes, persists and audits its snapshot, then spawns the
-  // run actor (actors/run/run.hpp); answers {"run_id","chat_id","snapshot","view"}.
-  caf::replies_to<create_atom, run_atom, std::string, std::string, std::string,
+  // new chat), location JSON ("" none; actors/run/location.hpp); composes,
+  // persists and audits its snapshot, then spawns the run actor
+  // (actors/run/run.hpp); answers {"run_id","chat_id","snapshot","view",
+  // "instructions"}.
+  caf::replies_to<create_atom, run_atom, std::string, std::string, std::string, std::string,
                   std::string>::with<std::string>,
   // One model response's tool calls for a live run of this tenant: the run's
   // outputs, one per call id in call order (not_found for another tenant's run).

@@ -246,3 +246,30 @@ TEST_CASE("the activity stream shows each round's calls as they settle, without 
   auto other = f.node->make_tenant("Other").second;
   CHECK(f.node->call("GET", "/v1/runs/" + run_id + "/events", other).status == 404);
 }
+
+TEST_CASE("a shared location reaches the instructions of an owner text run, never the tools") {
+  test::run_fixture f;
+  auto now_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                  std::chrono::system_clock::now().time_since_epoch())
+                  .count();
+  json where{
+    {"latitude", 52.520008}, {"longitude", 13.404954}, {"accuracy_m", 20}, {"captured_us", now_us}};
+  auto start = [&](const std::string& chan, const json& location) {
+    return f.node->call(
+      "POST", "/v1/runs", f.token,
+      json{{"agent_id", f.agent_id}, {"channel", chan}, {"location", location}}.dump());
+  };
+  auto text_run = start("owner_text_chat", where);
+  REQUIRE_MESSAGE(text_run.status == 201, text_run.raw);
+  CHECK(text_run.body["instructions"].get<std::string>().find("latitude 52.520008")
+        != std::string::npos);
+  CHECK(text_run.body["view"].dump().find("52.52") == std::string::npos);
+  auto webhook_run = start("webhook", where);
+  REQUIRE(webhook_run.status == 201);
+  CHECK(webhook_run.body["instructions"] == "");
+  auto bad = where;
+  bad["latitude"] = 123.25;
+  auto refused = start("owner_text_chat", bad);
+  CHECK(refused.status == 400);
+  CHECK(refused.raw.find("123.25") == std::string::npos);
+}

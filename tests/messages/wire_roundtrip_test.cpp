@@ -115,8 +115,9 @@ TEST_CASE("every wire type crosses two actor systems intact") {
   check("voxos::pong_reply", pong_reply{"n_1", "0.1.0", 123456789});
   check("voxos::tool_call", tool_call{"call_1", "get_forecast", R"({"date":"2026-12-03"})"});
   check("voxos::tool_output", tool_output{"call_1", "ok", R"({"content":[]})"});
-  check("voxos::run_start", run_start{"a_1", "owner_text_chat", "", "c_1"});
-  check("voxos::run_ticket", run_ticket{"r_1", "c_1", R"({"direct":[]})"});
+  check("voxos::run_start",
+        run_start{"a_1", "owner_text_chat", "", "c_1", R"({"latitude":52.5,"longitude":13.4})"});
+  check("voxos::run_ticket", run_ticket{"r_1", "c_1", R"({"direct":[]})", "The user shared..."});
   check("voxos::tool_calls", std::vector<tool_call>{{"a", "echo", "{}"}, {"b", "add", "{}"}});
   check("voxos::tool_outputs", std::vector<tool_output>{{"a", "ok", "{}"}});
   check("voxos::event_records", std::vector<event_record>{sample_record(), sample_record()});
