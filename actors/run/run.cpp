@@ -54,10 +54,11 @@ struct run_state {
   /// Per call of the round: time from the round's start to its answer.
   std::vector<int64_t> call_us;
   int64_t round_started_us = 0;
-  /// The round's two records: its audit (sent as it starts) and its activity.
+  /// The round's audit, sent as it starts.
   enum class write { pending, ok, failed };
   write audit = write::pending;
-  write activity = write::pending;
+  /// Every call of the round is settled (its activity is being recorded).
+  bool settled = false;
   // Counters (health).
   uint64_t rounds = 0;
   uint64_t calls = 0;
@@ -127,18 +128,18 @@ void finish_cancel(self_pointer self) {
   });
 }
 
-/// Answers the round once its audit and its activity are both durable: the
-/// model never sees a result whose decision is not recorded.
+/// Answers the round once every call is settled and its audit is durable:
+/// the model never sees a result whose decision is not recorded.
 void maybe_answer_round(self_pointer self) {
   auto& st = self->state;
   using write = run_state::write;
-  if (st.audit == write::pending || st.activity == write::pending)
+  if (!st.settled || st.audit == write::pending)
     return;
   auto outputs = round_outputs(*st.round);
   st.round.reset();
   if (st.setup.trace)
     st.setup.trace->outputs(st.rounds, outputs);
-  if (st.audit == write::failed || st.activity == write::failed) {
+  if (st.audit == write::failed) {
     st.round_promise.deliver(
       make_error(errc::storage_failure, "the run could not record its tool round"));
     self->quit(make_error(errc::storage_failure, "the run cannot record its decisions"));
@@ -153,7 +154,7 @@ void maybe_answer_round(self_pointer self) {
   st.phase = run_phase::idle;
 }
 
-/// The round is settled: record its activity, then answer its caller.
+/// The round is settled: record its activity, answer its caller.
 void finish_round(self_pointer self) {
   auto& st = self->state;
   auto& round = *st.round;
@@ -174,10 +175,14 @@ void finish_round(self_pointer self) {
     calls.push_back(std::move(row));
   }
   json activity{{"round", st.rounds}, {"calls", std::move(calls)}};
+  // The activity record follows the answer; a run that cannot record it
+  // ends (its next request fails).
   record(self, run_stream(st), "tools.round", std::move(activity), [self](bool ok) {
-    self->state.activity = ok ? run_state::write::ok : run_state::write::failed;
-    maybe_answer_round(self);
+    if (!ok)
+      self->quit(make_error(errc::storage_failure, "the run cannot record its activity"));
   });
+  st.settled = true;
+  maybe_answer_round(self);
 }
 
 void on_wave_answers(self_pointer self, std::vector<wave_answer>& answers) {
@@ -318,7 +323,8 @@ caf::result<std::vector<tool_output>> start_round(self_pointer self, std::vector
                {"channel", to_string(st.setup.snapshot.chan)},
                {"round", st.rounds},
                {"decisions", decisions_of(st)}};
-  st.audit = st.activity = run_state::write::pending;
+  st.audit = run_state::write::pending;
+  st.settled = false;
   record(self, audit_stream, "calls.decided", std::move(decided), [self](bool ok) {
     self->state.audit = ok ? run_state::write::ok : run_state::write::failed;
     if (self->state.round)

@@ -11,10 +11,11 @@
 // last wave answers, the round's activity goes to the run's stream
 // ("tools.round": call ids, tools, statuses and reasons, durations; never
 // arguments or results). The outputs go back, one per call id in call
-// order, only once both records are durable: a model never sees a result
-// whose decision is not recorded. Tool failures are outputs, not errors: a
-// round fails only if the run cannot record it (storage_failure), and then
-// the run ends.
+// order, once the audit is durable: a model never sees a result whose
+// decision is not recorded (the activity record follows the answer). Tool
+// failures are outputs, not errors: a round fails only if the run cannot
+// audit it (storage_failure), and a run that cannot record its activity
+// ends.
 //
 // Cancellation: `cancel` stops the round in progress (the current wave
 // cancels its requests at their connections, which send
