@@ -1,4 +1,5 @@
-// Wall-clock time as the node stores it: microseconds since the Unix epoch.
+// Wall-clock time as the node stores it: microseconds since the Unix epoch;
+// and a monotonic clock for durations.
 #pragma once
 
 #include <chrono>
@@ -9,6 +10,13 @@ namespace voxos {
 inline int64_t wall_clock_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
            std::chrono::system_clock::now().time_since_epoch())
+    .count();
+}
+
+/// Microseconds on a monotonic clock: for durations only (never stored as a time).
+inline int64_t steady_clock_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+           std::chrono::steady_clock::now().time_since_epoch())
     .count();
 }
 

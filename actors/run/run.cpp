@@ -117,7 +117,7 @@ void run_next_wave(self_pointer self);
 void finish_cancel(self_pointer self) {
   auto& st = self->state;
   auto closed_us =
-    (st.cancel_closed_us != 0 ? st.cancel_closed_us : wall_clock_us()) - st.cancel_started_us;
+    (st.cancel_closed_us != 0 ? st.cancel_closed_us : steady_clock_us()) - st.cancel_started_us;
   json summary{{"run_id", st.setup.run_id},
                {"cancelled_calls", st.cancelled_calls},
                {"cancel_to_closed_us", closed_us}};
@@ -188,7 +188,7 @@ void finish_round(self_pointer self) {
 void on_wave_answers(self_pointer self, std::vector<wave_answer>& answers) {
   auto& st = self->state;
   auto& round = *st.round;
-  auto now = wall_clock_us();
+  auto now = steady_clock_us();
   for (std::size_t idx = 0; idx < st.wave_calls.size(); ++idx) {
     auto call_idx = st.wave_calls[idx];
     result<std::string> answer =
@@ -254,7 +254,7 @@ void run_next_wave(self_pointer self) {
   st.peak_wave = std::max(st.peak_wave, calls.size());
   auto wave = spawn_wave(self->system(), std::move(calls), st.setup.call_timeout_ms);
   st.wave = wave;
-  st.wave_started_us = wall_clock_us();
+  st.wave_started_us = steady_clock_us();
   if (!st.listeners->empty()) {
     json ids = json::array();
     for (auto call_idx : st.wave_calls)
@@ -296,7 +296,7 @@ caf::result<std::vector<tool_output>> start_round(self_pointer self, std::vector
       accepted.push_back({call.call_id, call.name, call.arguments});
     st.setup.trace->calls(st.rounds + 1, accepted);
   }
-  st.round_started_us = wall_clock_us();
+  st.round_started_us = steady_clock_us();
   st.call_us.assign(st.round->calls.size(), 0);
   ++st.rounds;
   st.calls += st.round->calls.size();
@@ -358,7 +358,7 @@ run_actor::behavior_type run_behavior(self_pointer self, run_setup setup, node_m
       auto& st = self->state;
       if (st.phase == run_phase::cancelling)
         return make_error(errc::conflict, "this run is already being cancelled");
-      st.cancel_started_us = wall_clock_us();
+      st.cancel_started_us = steady_clock_us();
       if (st.setup.trace)
         st.setup.trace->cancel();
       auto promise = self->make_response_promise<std::string>();

@@ -145,13 +145,14 @@ TEST_CASE("the default document names every key and parses back to the defaults"
   auto text = voxos::default_config_json();
   auto doc = nlohmann::json::parse(text);
   for (const char* key : {"profile", "data_dir", "log_level", "http", "caf", "event_store",
-                          "secrets", "mcp", "registered_urls"})
+                          "secrets", "mcp", "run", "registered_urls"})
     CHECK_MESSAGE(doc.contains(key), key);
   CHECK(doc["http"].size() == 5);
   CHECK(doc["caf"].size() == 5); // bind, port, scheduler_threads, transport, tls
   CHECK(doc["event_store"].size() == 3);
   CHECK(doc["secrets"].size() == 2);
   CHECK(doc["mcp"].size() == 11);
+  CHECK(doc["run"].size() == 8);
   CHECK(doc["http"]["port"] == 7100);
   auto cfg = parse_config(text);
   REQUIRE(cfg.is_ok());
