@@ -203,6 +203,7 @@ void on_wave_answers(self_pointer self, std::vector<wave_answer>& answers) {
                           st.wave_params[idx], answers[idx].code,
                           answer ? *answer : answer.error().message());
     settle_call(round.calls[call_idx], round, st.memory, st.setup.limits, answer);
+    remember_places(round.calls[call_idx], st.setup.adapters, st.memory);
     st.call_us[call_idx] = now - st.round_started_us;
     if (!st.listeners->empty())
       emit(self, {{"event", "call"},
@@ -386,6 +387,10 @@ run_actor::behavior_type run_behavior(self_pointer self, run_setup setup, node_m
                self->quit();
              });
       return promise;
+    },
+    [self, note](turn_atom, const std::string& assistant) {
+      note();
+      return turn_place_cards(assistant, self->state.memory);
     },
     [self, note](listen_atom, caf::actor& listener) {
       note();

@@ -63,6 +63,10 @@ using run_actor = caf::typed_actor<
   // Cancels the run (see above); answers {"run_id","cancelled_calls",
   // "cancel_to_closed_us"} once the last request is closed. The run ends.
   caf::replies_to<cancel_atom>::with<std::string>,
+  // The turn's assistant text: answers the place cards it receives from this
+  // turn's Grounding Lite searches (JSON array, at most six; tool_round.hpp
+  // turn_place_cards), and forgets those searches.
+  caf::replies_to<turn_atom, std::string>::with<std::string>,
   // Ends an idle run normally ("run.finished"); answers true.
   caf::replies_to<close_atom>::with<bool>,
   // Adds a listener of the run's tool activity (at most 8; the oldest goes):

@@ -447,6 +447,39 @@ void settle_call(round_call& call, tool_round& round, run_memory& memory,
          + failure.message() + "). Answer with what succeeded and say what was not completed.");
 }
 
+void remember_places(const round_call& call, const adapter_map& adapters, run_memory& memory) {
+  constexpr std::size_t max_searches = 16;
+  if (call.status != call_status::ok || call.entry == nullptr
+      || call.entry->tool() != "search_places")
+    return;
+  auto adapter = adapters.find(std::string{call.entry->server_id()});
+  if (adapter == adapters.end() || adapter->second != call_adapter::maps_grounding_lite)
+    return;
+  auto cards = maps_grounding::place_cards_from_result(call.output);
+  if (!cards)
+    return;
+  if (memory.place_searches.size() == max_searches)
+    memory.place_searches.erase(memory.place_searches.begin());
+  memory.place_searches.push_back(std::move(cards->cards));
+}
+
+std::string turn_place_cards(std::string_view answer_text, run_memory& memory) {
+  json out = json::array();
+  for (const auto& card : maps_grounding::select_cards(answer_text, memory.place_searches)) {
+    json item{{"place_id", card.place_id},
+              {"title", card.title},
+              {"place_url", card.place_url},
+              {"directions_url", card.directions_url}};
+    if (card.coordinates) {
+      item["latitude"] = card.coordinates->latitude;
+      item["longitude"] = card.coordinates->longitude;
+    }
+    out.push_back(std::move(item));
+  }
+  memory.place_searches.clear();
+  return out.dump();
+}
+
 void cancel_round(tool_round& round) {
   for (auto& call : round.calls)
     if (call.status == call_status::pending)

@@ -56,6 +56,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "actors/run/maps_grounding.hpp"
 #include "actors/run/tool_catalog.hpp"
 #include "actors/run/tool_view.hpp"
 #include "actors/tenant/policy.hpp"
@@ -128,6 +129,9 @@ struct run_memory {
   /// Compiled input schemas, by the address of the schema text (stable while
   /// the run's view lives).
   std::unordered_map<const char*, compiled_schema> validators;
+  /// The place cards of this turn's successful Grounding Lite search_places
+  /// calls, in call order (at most 16 searches; memory only, never stored).
+  std::vector<std::vector<maps_grounding::place_card>> place_searches;
 };
 
 /// Server id -> the curated adapter its calls go through.
@@ -163,6 +167,15 @@ std::string call_params(const round_call& call);
 /// the failure.
 void settle_call(round_call& call, tool_round& round, run_memory& memory,
                  const round_limits& limits, const result<std::string>& answer);
+
+/// After settle_call: keeps the place cards of a successful search_places
+/// call to a Grounding Lite server (invalid cards skipped).
+void remember_places(const round_call& call, const adapter_map& adapters, run_memory& memory);
+
+/// The cards the turn's answer receives (maps_grounding::select_cards) as a
+/// JSON array of {place_id, title, place_url, directions_url, latitude?,
+/// longitude?}; forgets the turn's searches.
+std::string turn_place_cards(std::string_view answer_text, run_memory& memory);
 
 /// Marks every call not yet answered cancelled.
 void cancel_round(tool_round& round);

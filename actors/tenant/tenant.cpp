@@ -886,6 +886,7 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
       if (user.size() > max_turn_text_bytes || assistant.size() > max_turn_text_bytes)
         return make_error(errc::out_of_range, "turn: user and assistant text at most 64 KiB each");
       auto chat_id = found->second.chat_id;
+      auto run = found->second.actor;
       auto turn = ++found->second.turns;
       append_request req;
       req.tenant = st.tenant_id;
@@ -897,8 +898,18 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
       auto promise = self->make_response_promise<std::string>();
       self->request(st.store, store_timeout, append_atom::value, std::move(req))
         .then(
-          [promise, chat_id, turn](const append_result&) mutable {
-            promise.deliver(json{{"chat_id", chat_id}, {"turn", turn}}.dump());
+          [self, promise, chat_id, turn, run, assistant](const append_result&) mutable {
+            // The answer's place cards come from the run's memory; the
+            // transcript keeps the text only.
+            self->request(run, store_timeout, turn_atom::value, assistant)
+              .then(
+                [promise, chat_id, turn](const std::string& cards) mutable {
+                  promise.deliver(json{{"chat_id", chat_id},
+                                       {"turn", turn},
+                                       {"place_cards", json::parse(cards, nullptr, false)}}
+                                    .dump());
+                },
+                [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
           },
           [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
       return promise;

@@ -91,7 +91,7 @@ using tenant_actor = caf::typed_actor<
   caf::replies_to<health_atom, run_atom, std::string>::with<std::string>,
   // The turn's user and assistant text as the host reports it (run id, user,
   // assistant; each at most 64 KiB): appended to the run's chat transcript.
-  // Answers {"chat_id","turn"}.
+  // Answers {"chat_id","turn","place_cards"} (place_cards: run.hpp turn).
   caf::replies_to<turn_atom, std::string, std::string, std::string>::with<std::string>,
   // A run's persisted snapshot and view: {"run_id","snapshot","view"}.
   caf::replies_to<run_atom, std::string>::with<std::string>,

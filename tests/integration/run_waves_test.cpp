@@ -233,6 +233,12 @@ TEST_CASE("the activity stream shows each round's calls as they settle, without 
     json::array({{{"call_id", "a"}, {"name", "echo"}, {"arguments", {{"text", "secret-arg"}}}},
                  {{"call_id", "b"}, {"name", "record_note"}, {"arguments", {{"x", 1}}}}}));
   REQUIRE(answered.status == 200);
+  // The turn's text goes to the chat; no Grounding Lite search, no place cards.
+  auto turn = f.node->call("POST", "/v1/runs/" + run_id + "/turns", f.token,
+                           json{{"user", "say hello"}, {"assistant", "hello"}}.dump());
+  REQUIRE_MESSAGE(turn.status == 201, turn.raw);
+  CHECK(turn.body["turn"] == 1);
+  CHECK(turn.body["place_cards"] == json::array());
   REQUIRE(f.node->call("POST", "/v1/runs/" + run_id + "/finish", f.token).status == 200);
   reader.join();
   CHECK(events.find("event: activity\ndata: {\"calls\":[{\"call_id\":\"a\"") != std::string::npos);

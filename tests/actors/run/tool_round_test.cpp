@@ -322,3 +322,68 @@ TEST_CASE("tool_call reaches a catalog tool through its id, validated by its sch
 }
 
 } // namespace voxos
+
+namespace voxos {
+
+namespace {
+
+json maps_place(const std::string& id, const std::string& title) {
+  return {{"place", "places/" + id},
+          {"id", id},
+          {"googleMapsLinks",
+           {{"placeUrl", "https://maps.google.com/?cid=1&id=" + id},
+            {"directionsUrl", "https://www.google.com/maps/dir/?api=1&destination=" + id}}},
+          {"attribution", {{"title", title}, {"url", "https://maps.google.com/"}}},
+          {"location", {{"latitude", 48.86}, {"longitude", 2.33}}}};
+}
+
+std::string maps_result(const json& places) {
+  return json{{"content", {{{"type", "text"}, {"text", "summary"}}}},
+              {"structuredContent", {{"summary", "s"}, {"places", places}}}}
+    .dump();
+}
+
+} // namespace
+
+TEST_CASE("a Grounding Lite search's place cards go to the turn's answer, named places first") {
+  test::tool_world world;
+  world.server("s_maps", "Maps", "google_maps_grounding_lite");
+  world.allow_mcp("s_maps", test::definition("search_places"), {}, true);
+  world.server("s_other", "Other");
+  world.allow_mcp("s_other", test::definition("search_places"), {}, true);
+  auto view = world.view();
+  adapter_map adapters{{"s_maps", call_adapter::maps_grounding_lite}};
+  run_memory memory;
+  round_limits limits;
+  const auto* maps = test::find_entry(view.direct, "s_maps", "search_places");
+  const auto* other = test::find_entry(view.direct, "s_other", "search_places");
+  REQUIRE((maps != nullptr && other != nullptr));
+  auto made = make_round({{"a", std::string{maps->model_name()}, R"({"q":"museums"})"},
+                          {"b", std::string{other->model_name()}, R"({"q":"museums"})"}},
+                         limits);
+  REQUIRE(made.is_ok());
+  auto round = std::move(*made);
+  decide_round(round, view, nullptr, world.snapshot, adapters, memory, limits);
+  REQUIRE_MESSAGE(round.calls[0].status == call_status::pending, round.calls[0].output);
+  auto answer_text = maps_result(json::array(
+    {maps_place("ChIJlouvre", "Musée du Louvre"), maps_place("ChIJorsay", "Musée d'Orsay")}));
+  for (auto wave = next_wave(round, memory, limits); !wave.empty();
+       wave = next_wave(round, memory, limits))
+    for (auto call_idx : wave) {
+      settle_call(round.calls[call_idx], round, memory, limits, result<std::string>{answer_text});
+      remember_places(round.calls[call_idx], adapters, memory);
+    }
+  // Only the Grounding Lite server's search counts.
+  REQUIRE(memory.place_searches.size() == 1);
+  auto cards = json::parse(turn_place_cards("Start at the Musée d'Orsay, then walk on.", memory));
+  REQUIRE(cards.size() == 2);
+  CHECK(cards[0]["place_id"] == "ChIJorsay");
+  CHECK(cards[0]["title"] == "Musée d'Orsay");
+  CHECK(cards[1]["place_id"] == "ChIJlouvre");
+  CHECK(cards[0]["latitude"] == 48.86);
+  // The turn's searches are forgotten once its answer has its cards.
+  CHECK(memory.place_searches.empty());
+  CHECK(json::parse(turn_place_cards("anything", memory)).empty());
+}
+
+} // namespace voxos
