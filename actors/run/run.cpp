@@ -50,7 +50,6 @@ struct run_state {
   std::vector<std::size_t> wave_calls;
   /// The params each call of the wave was sent with (for the trace).
   std::vector<std::string> wave_params;
-  int64_t wave_started_us = 0;
   /// Per call of the round: time from the round's start to its answer.
   std::vector<int64_t> call_us;
   int64_t round_started_us = 0;
@@ -226,7 +225,7 @@ void run_next_wave(self_pointer self) {
   auto& round = *st.round;
   if (st.phase == run_phase::cancelling)
     cancel_round(round);
-  auto next = next_wave(round, st.memory, st.setup.limits);
+  auto next = next_wave(round, st.setup.limits);
   if (next.empty()) {
     finish_round(self);
     return;
@@ -255,7 +254,6 @@ void run_next_wave(self_pointer self) {
   st.peak_wave = std::max(st.peak_wave, calls.size());
   auto wave = spawn_wave(self->system(), std::move(calls), st.setup.call_timeout_ms);
   st.wave = wave;
-  st.wave_started_us = steady_clock_us();
   if (!st.listeners->empty()) {
     json ids = json::array();
     for (auto call_idx : st.wave_calls)

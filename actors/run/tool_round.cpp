@@ -131,8 +131,8 @@ bool validate_arguments(round_call& call, const view_entry& e, const json& args,
 }
 
 /// Rules 4-8 for a call resolved to an MCP tool entry, with its argument object.
-void decide_mcp_call(round_call& call, const view_entry& e, json args, tool_round& round,
-                     const adapter_map& adapters, run_memory& memory, const round_limits& limits,
+void decide_mcp_call(round_call& call, const view_entry& e, json args, const adapter_map& adapters,
+                     run_memory& memory, const round_limits& limits,
                      std::unordered_set<std::string>& invalid_now) {
   auto key = tool_key(e);
   if (auto spent = memory.invalid_rounds.find(key);
@@ -184,7 +184,6 @@ void decide_mcp_call(round_call& call, const view_entry& e, json args, tool_roun
   }
   call.read_only = e.read_only;
   call.reason = "allowed";
-  (void)round;
 }
 
 /// Answers tool_search and tool_describe from the run's catalog.
@@ -370,16 +369,14 @@ void decide_round(tool_round& round, const tool_view& view, const tool_catalog* 
            "this tool cannot be executed by this runtime yet.");
       continue;
     }
-    decide_mcp_call(call, *e, std::move(args), round, adapters, memory, limits, invalid_now);
+    decide_mcp_call(call, *e, std::move(args), adapters, memory, limits, invalid_now);
   }
   // The bounded correction: one more invalid round per tool.
   for (const auto& key : invalid_now)
     ++memory.invalid_rounds[key];
 }
 
-std::vector<std::size_t> next_wave(tool_round& round, run_memory& memory,
-                                   const round_limits& limits) {
-  (void)memory;
+std::vector<std::size_t> next_wave(tool_round& round, const round_limits& limits) {
   std::vector<std::size_t> wave;
   auto width = std::max<std::size_t>(1, limits.wave_width);
   for (; round.cursor < round.calls.size(); ++round.cursor) {

@@ -157,8 +157,7 @@ void decide_round(tool_round& round, const tool_view& view, const tool_catalog* 
                   const round_limits& limits);
 
 /// The next wave (indices into round.calls), empty when every call is answered.
-std::vector<std::size_t> next_wave(tool_round& round, run_memory& memory,
-                                   const round_limits& limits);
+std::vector<std::size_t> next_wave(tool_round& round, const round_limits& limits);
 
 /// The params of the tools/call request for a pending call.
 std::string call_params(const round_call& call);

@@ -172,6 +172,15 @@ void audit(self_pointer self, std::string type, json data, F done) {
           });
 }
 
+/// Applies events that are durable to the state in memory (and empties the
+/// policy index they make stale).
+void apply_durable(self_pointer self, const std::vector<event_draft>& events) {
+  self->state.policy.reset();
+  for (const auto& ev : events)
+    if (auto applied = tenant_events::apply(ev, self->state.cfg); !applied)
+      log::error("tenant", "applying a stored event failed: " + applied.message());
+}
+
 /// Appends `events` durably, then applies them in memory and delivers
 /// `answer()` to `promise`. Other messages wait meanwhile (await).
 template <class F>
@@ -186,10 +195,7 @@ void commit_into(self_pointer self, std::vector<event_draft> events,
               config_append(self->state.tenant_id, events))
     .await(
       [self, promise, events, answer](const append_result&) mutable {
-        self->state.policy.reset();
-        for (const auto& ev : events)
-          if (auto st = tenant_events::apply(ev, self->state.cfg); !st)
-            log::error("tenant", "applying a stored event failed: " + st.message());
+        apply_durable(self, events);
         promise.deliver(answer());
       },
       [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
@@ -374,10 +380,7 @@ void fail_test(self_pointer self, const std::string& server_id, caf::error err,
   self->request(st.store, store_timeout, append_atom::value, config_append(st.tenant_id, events))
     .await(
       [self, events, promise, err](const append_result&) mutable {
-        self->state.policy.reset();
-        for (const auto& ev : events)
-          if (auto applied = tenant_events::apply(ev, self->state.cfg); !applied)
-            log::error("tenant", "applying a stored event failed: " + applied.message());
+        apply_durable(self, events);
         promise.deliver(std::move(err));
       },
       [promise, err](caf::error&) mutable { promise.deliver(std::move(err)); });
@@ -571,17 +574,11 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
         self
           ->request(self->state.store, store_timeout, append_atom::value,
                     config_append(self->state.tenant_id, migrations))
-          .await(
-            [self, migrations](const append_result&) {
-              self->state.policy.reset();
-              for (const auto& ev : migrations)
-                if (auto applied = tenant_events::apply(ev, self->state.cfg); !applied)
-                  log::error("tenant", "applying a migration failed: " + applied.message());
-            },
-            [self](caf::error& err) {
-              log::error("tenant", "cannot apply migrations: " + message_of(err));
-              self->quit(std::move(err));
-            });
+          .await([self, migrations](const append_result&) { apply_durable(self, migrations); },
+                 [self](caf::error& err) {
+                   log::error("tenant", "cannot apply migrations: " + message_of(err));
+                   self->quit(std::move(err));
+                 });
       },
       [self](caf::error& err) {
         log::error("tenant", "cannot read tenant state: " + message_of(err));

@@ -52,8 +52,7 @@ struct round_world {
   std::vector<std::vector<std::size_t>> drain(tool_round& round,
                                               const result<std::string>& answer) {
     std::vector<std::vector<std::size_t>> waves;
-    for (auto wave = next_wave(round, memory, limits); !wave.empty();
-         wave = next_wave(round, memory, limits)) {
+    for (auto wave = next_wave(round, limits); !wave.empty(); wave = next_wave(round, limits)) {
       for (auto call_idx : wave)
         settle_call(round.calls[call_idx], round, memory, limits, answer);
       waves.push_back(wave);
@@ -169,7 +168,7 @@ TEST_CASE("a server 400 is an argument rejection: later waves of the tool are sk
     calls.push_back(forecast("c" + std::to_string(n), "2026-12-0" + std::to_string(n % 9 + 1),
                              "Addr " + std::to_string(n)));
   auto round = w.decide(calls);
-  auto first = next_wave(round, w.memory, w.limits);
+  auto first = next_wave(round, w.limits);
   REQUIRE(first.size() == 8);
   // The first call is refused by the server; the rest of the wave finishes.
   settle_call(
@@ -180,7 +179,7 @@ TEST_CASE("a server 400 is an argument rejection: later waves of the tool are sk
   CHECK(round.calls[0].status == call_status::rejected);
   CHECK(round.calls[1].status == call_status::ok);
   // The second wave of the same tool is not sent.
-  CHECK(next_wave(round, w.memory, w.limits).empty());
+  CHECK(next_wave(round, w.limits).empty());
   CHECK(round.calls[8].status == call_status::skipped);
   CHECK(round.calls[8].reason == "rejected_earlier_in_round");
   CHECK(round.calls[9].status == call_status::skipped);
@@ -191,11 +190,11 @@ TEST_CASE("a server 400 is an argument rejection: later waves of the tool are sk
 TEST_CASE("JSON-RPC invalid params is an argument rejection, other server errors are failures") {
   round_world w;
   auto round = w.decide({{"a", "echo", R"({"q":"1"})"}, {"b", "record_note", R"({"q":"2"})"}});
-  auto wave = next_wave(round, w.memory, w.limits);
+  auto wave = next_wave(round, w.limits);
   settle_call(round.calls[0], round, w.memory, w.limits,
               status::error(errc::rejected, "server error -32602"));
   CHECK(round.calls[0].status == call_status::rejected);
-  wave = next_wave(round, w.memory, w.limits);
+  wave = next_wave(round, w.limits);
   settle_call(round.calls[1], round, w.memory, w.limits,
               status::error(errc::rejected, "server error -32603"));
   CHECK(round.calls[1].status == call_status::failed);
@@ -208,7 +207,7 @@ TEST_CASE("JSON-RPC invalid params is an argument rejection, other server errors
 TEST_CASE("an exact request a server rejected is skipped in a later round") {
   round_world w;
   auto round = w.decide({forecast("a", "2026-12-03")});
-  auto wave = next_wave(round, w.memory, w.limits);
+  auto wave = next_wave(round, w.limits);
   settle_call(
     round.calls[0], round, w.memory, w.limits,
     status::error(errc::rejected, "server refused the request: server answered HTTP 422"));
@@ -280,7 +279,7 @@ TEST_CASE("deeply nested arguments are refused before parsing") {
 TEST_CASE("cancelling answers every call not yet settled") {
   round_world w;
   auto round = w.decide({{"a", "echo", R"({"q":"1"})"}, {"b", "record_note", R"({"q":"2"})"}});
-  auto wave = next_wave(round, w.memory, w.limits);
+  auto wave = next_wave(round, w.limits);
   settle_call(round.calls[0], round, w.memory, w.limits,
               status::error(errc::unavailable, "request cancelled"));
   cancel_round(round);
@@ -288,7 +287,7 @@ TEST_CASE("cancelling answers every call not yet settled") {
   REQUIRE(outputs.size() == 2);
   CHECK(outputs[0].status == "cancelled");
   CHECK(outputs[1].status == "cancelled");
-  CHECK(next_wave(round, w.memory, w.limits).empty());
+  CHECK(next_wave(round, w.limits).empty());
 }
 
 TEST_CASE("tool_call reaches a catalog tool through its id, validated by its schema") {
@@ -367,8 +366,7 @@ TEST_CASE("a Grounding Lite search's place cards go to the turn's answer, named 
   REQUIRE_MESSAGE(round.calls[0].status == call_status::pending, round.calls[0].output);
   auto answer_text = maps_result(json::array(
     {maps_place("ChIJlouvre", "Musée du Louvre"), maps_place("ChIJorsay", "Musée d'Orsay")}));
-  for (auto wave = next_wave(round, memory, limits); !wave.empty();
-       wave = next_wave(round, memory, limits))
+  for (auto wave = next_wave(round, limits); !wave.empty(); wave = next_wave(round, limits))
     for (auto call_idx : wave) {
       settle_call(round.calls[call_idx], round, memory, limits, result<std::string>{answer_text});
       remember_places(round.calls[call_idx], adapters, memory);
