@@ -68,7 +68,12 @@ const std::vector<std::string>& wire_type_names() {
 }
 
 void set_io_bound_scheduler(caf::actor_system_config& cfg) {
-  cfg.set("scheduler.policy", caf::atom("sharing"));
+  cfg.set("scheduler.policy", caf::atom("stealing"));
+  cfg.set("work-stealing.aggressive-poll-attempts", size_t{100});
+  cfg.set("work-stealing.moderate-poll-attempts", size_t{0});
+  cfg.set("work-stealing.relaxed-steal-interval", size_t{1});
+  // Bounds how long work queued behind a busy worker waits for the other.
+  cfg.set("work-stealing.relaxed-sleep-duration", caf::timespan{std::chrono::milliseconds{2}});
 }
 
 } // namespace voxos

@@ -127,41 +127,13 @@ void finish_cancel(self_pointer self) {
   });
 }
 
-/// Answers the round once every call is settled and its audit is durable:
-/// the model never sees a result whose decision is not recorded.
-void maybe_answer_round(self_pointer self) {
+/// Records the settled round's activity on the run's stream. It follows the
+/// answer: a run that cannot record it ends (its next request fails).
+void record_activity(self_pointer self, const tool_round& round) {
   auto& st = self->state;
-  using write = run_state::write;
-  if (!st.settled || st.audit == write::pending)
-    return;
-  auto outputs = round_outputs(*st.round);
-  st.round.reset();
-  if (st.setup.trace)
-    st.setup.trace->outputs(st.rounds, outputs);
-  if (st.audit == write::failed) {
-    st.round_promise.deliver(
-      make_error(errc::storage_failure, "the run could not record its tool round"));
-    self->quit(make_error(errc::storage_failure, "the run cannot record its decisions"));
-    return;
-  }
-  emit(self, {{"event", "answered"}, {"round", st.rounds}});
-  st.round_promise.deliver(std::move(outputs));
-  if (st.phase == run_phase::cancelling) {
-    finish_cancel(self);
-    return;
-  }
-  st.phase = run_phase::idle;
-}
-
-/// The round is settled: record its activity, answer its caller.
-void finish_round(self_pointer self) {
-  auto& st = self->state;
-  auto& round = *st.round;
   json calls = json::array();
   for (std::size_t call_idx = 0; call_idx < round.calls.size(); ++call_idx) {
     const auto& call = round.calls[call_idx];
-    if (call.status == call_status::cancelled)
-      ++st.cancelled_calls;
     json row{{"call_id", call.call_id},
              {"name", call.name},
              {"status", to_string(call.status)},
@@ -174,13 +146,47 @@ void finish_round(self_pointer self) {
     calls.push_back(std::move(row));
   }
   json activity{{"round", st.rounds}, {"calls", std::move(calls)}};
-  // The activity record follows the answer; a run that cannot record it
-  // ends (its next request fails).
   record(self, run_stream(st), "tools.round", std::move(activity), [self](bool ok) {
     if (!ok)
       self->quit(make_error(errc::storage_failure, "the run cannot record its activity"));
   });
-  st.settled = true;
+}
+
+/// Answers the round once every call is settled and its audit is durable:
+/// the model never sees a result whose decision is not recorded. The
+/// round's activity is recorded after the answer.
+void maybe_answer_round(self_pointer self) {
+  auto& st = self->state;
+  using write = run_state::write;
+  if (!st.settled || st.audit == write::pending)
+    return;
+  auto round = std::move(*st.round);
+  st.round.reset();
+  auto outputs = round_outputs(round);
+  if (st.setup.trace)
+    st.setup.trace->outputs(st.rounds, outputs);
+  if (st.audit == write::failed) {
+    st.round_promise.deliver(
+      make_error(errc::storage_failure, "the run could not record its tool round"));
+    self->quit(make_error(errc::storage_failure, "the run cannot record its decisions"));
+    return;
+  }
+  emit(self, {{"event", "answered"}, {"round", st.rounds}});
+  st.round_promise.deliver(std::move(outputs));
+  record_activity(self, round);
+  if (st.phase == run_phase::cancelling) {
+    for (const auto& call : round.calls)
+      if (call.status == call_status::cancelled)
+        ++st.cancelled_calls;
+    finish_cancel(self);
+    return;
+  }
+  st.phase = run_phase::idle;
+}
+
+/// Every call of the round is settled.
+void finish_round(self_pointer self) {
+  self->state.settled = true;
   maybe_answer_round(self);
 }
 
@@ -252,7 +258,7 @@ void run_next_wave(self_pointer self) {
   }
   ++st.waves;
   st.peak_wave = std::max(st.peak_wave, calls.size());
-  auto wave = spawn_wave(self->system(), std::move(calls), st.setup.call_timeout_ms);
+  auto wave = spawn_wave(self, std::move(calls), st.setup.call_timeout_ms);
   st.wave = wave;
   if (!st.listeners->empty()) {
     json ids = json::array();
@@ -260,8 +266,6 @@ void run_next_wave(self_pointer self) {
       ids.push_back(round.calls[call_idx].call_id);
     emit(self, {{"event", "wave"}, {"round", st.rounds}, {"calls", std::move(ids)}});
   }
-  // The wave dies with its run.
-  self->link_to(wave);
   self->request(wave, caf::infinite, request_atom::value)
     .then([self](std::vector<wave_answer>& answers) { on_wave_answers(self, answers); },
           [self](caf::error& err) {
@@ -315,8 +319,9 @@ caf::result<std::vector<tool_output>> start_round(self_pointer self, std::vector
          {"reason", call.reason}});
     emit(self, {{"event", "round"}, {"round", st.rounds}, {"calls", std::move(calls)}});
   }
-  // The decisions go to the audit stream while the waves run; the round
-  // answers only once they are durable (maybe_answer_round).
+  // The decisions (as decided, before any wave) go to the audit stream
+  // once the first wave is on its way; the round answers only once they are
+  // durable (maybe_answer_round).
   json decided{{"run_id", st.setup.run_id},
                {"agent_id", st.setup.snapshot.agent_id},
                {"channel", to_string(st.setup.snapshot.chan)},
@@ -324,12 +329,12 @@ caf::result<std::vector<tool_output>> start_round(self_pointer self, std::vector
                {"decisions", decisions_of(st)}};
   st.audit = run_state::write::pending;
   st.settled = false;
+  run_next_wave(self);
   record(self, audit_stream, "calls.decided", std::move(decided), [self](bool ok) {
     self->state.audit = ok ? run_state::write::ok : run_state::write::failed;
     if (self->state.round)
       maybe_answer_round(self);
   });
-  run_next_wave(self);
   return st.round_promise;
 }
 

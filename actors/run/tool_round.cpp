@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
+#include <simdjson.h>
 
 #include "actors/run/maps_grounding.hpp"
 
@@ -403,6 +404,36 @@ std::vector<std::size_t> next_wave(tool_round& round, const round_limits& limits
   return wave;
 }
 
+namespace {
+
+/// Whether a tool result (the JSON text of a `tools/call` result, already
+/// checked as JSON by the connection) says `"isError": true`; nullopt when it
+/// is not an object. Reads only the top level (simdjson On-Demand), however
+/// large the result.
+std::optional<bool> reports_error(std::string& text) {
+  thread_local simdjson::ondemand::parser parser;
+  text.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+  simdjson::ondemand::document doc;
+  simdjson::ondemand::object object;
+  if (parser.iterate(text).get(doc) != simdjson::SUCCESS
+      || doc.get_object().get(object) != simdjson::SUCCESS)
+    return std::nullopt;
+  bool flag = false;
+  for (auto field : object) {
+    std::string_view key;
+    if (field.unescaped_key().get(key) != simdjson::SUCCESS)
+      return std::nullopt;
+    if (key == "isError") {
+      bool value = false;
+      if (field.value().get_bool().get(value) == simdjson::SUCCESS)
+        flag = value;
+    }
+  }
+  return flag;
+}
+
+} // namespace
+
 std::string call_params(const round_call& call) {
   std::string out = R"({"name":)";
   out += json(std::string{call.entry->tool()}).dump();
@@ -415,16 +446,15 @@ std::string call_params(const round_call& call) {
 void settle_call(round_call& call, tool_round& round, run_memory& memory,
                  const round_limits& limits, const result<std::string>& answer) {
   if (answer) {
-    auto doc = json::parse(*answer, nullptr, false);
-    if (!doc.is_object()) {
+    call.output = *answer;
+    auto tool_error = reports_error(call.output);
+    if (!tool_error) {
+      call.output.clear();
       fail(call, call_status::failed, "bad_result", "the server's answer was not a tool result.");
       return;
     }
-    auto is_error = doc.find("isError");
-    bool tool_error = is_error != doc.end() && is_error->is_boolean() && is_error->get<bool>();
-    call.status = tool_error ? call_status::tool_error : call_status::ok;
-    call.reason = tool_error ? "tool_reported_error" : "completed";
-    call.output = *answer;
+    call.status = *tool_error ? call_status::tool_error : call_status::ok;
+    call.reason = *tool_error ? "tool_reported_error" : "completed";
     return;
   }
   const auto& failure = answer.error();

@@ -4,6 +4,7 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/exit_reason.hpp>
+#include <caf/local_actor.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
@@ -107,8 +108,8 @@ wave_actor::behavior_type wave_behavior(self_pointer self, std::vector<wave_call
 
 } // namespace
 
-wave_actor spawn_wave(caf::actor_system& sys, std::vector<wave_call> calls, uint32_t deadline_ms) {
-  return sys.spawn(wave_behavior, std::move(calls), deadline_ms);
+wave_actor spawn_wave(caf::local_actor* run, std::vector<wave_call> calls, uint32_t deadline_ms) {
+  return run->spawn<caf::linked>(wave_behavior, std::move(calls), deadline_ms);
 }
 
 } // namespace voxos

@@ -51,7 +51,9 @@ using wave_actor = caf::typed_actor<
   // Cancels every request still in flight (see above).
   caf::reacts_to<cancel_atom>>;
 
-/// Spawns a wave over `calls`, each with a deadline of `deadline_ms`.
-wave_actor spawn_wave(caf::actor_system& sys, std::vector<wave_call> calls, uint32_t deadline_ms);
+/// Spawns a wave over `calls`, each with a deadline of `deadline_ms`, linked
+/// to `run` and from its context (it then runs on the run's scheduler thread
+/// without waking another one).
+wave_actor spawn_wave(caf::local_actor* run, std::vector<wave_call> calls, uint32_t deadline_ms);
 
 } // namespace voxos
