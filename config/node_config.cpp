@@ -590,9 +590,9 @@ status parse_mcp(const object_reader& in, mcp_config& out) {
 }
 
 status parse_run(const object_reader& in, run_config& out) {
-  VOXOS_RETURN_IF_ERROR(
-    in.allow_only({"wave_width", "max_calls", "max_argument_bytes", "max_corrections",
-                   "call_timeout_ms", "max_live_runs", "trace_dir", "location_max_age_s"}));
+  VOXOS_RETURN_IF_ERROR(in.allow_only({"wave_width", "max_calls", "max_argument_bytes",
+                                       "max_corrections", "call_timeout_ms", "max_live_runs",
+                                       "trace_dir", "location_max_age_s", "host_keepalive_ms"}));
   VOXOS_RETURN_IF_ERROR(in.integer("wave_width", 1, 64, out.wave_width));
   VOXOS_RETURN_IF_ERROR(in.integer("max_calls", 1, 4'096, out.max_calls));
   VOXOS_RETURN_IF_ERROR(
@@ -602,6 +602,7 @@ status parse_run(const object_reader& in, run_config& out) {
   VOXOS_RETURN_IF_ERROR(in.integer("max_live_runs", 1, 1'000'000, out.max_live_runs));
   VOXOS_RETURN_IF_ERROR(in.string("trace_dir", out.trace_dir, nullptr, "a path"));
   VOXOS_RETURN_IF_ERROR(in.integer("location_max_age_s", 1, 86'400, out.location_max_age_s));
+  VOXOS_RETURN_IF_ERROR(in.integer("host_keepalive_ms", 100, 60'000, out.host_keepalive_ms));
   return status::ok();
 }
 
@@ -721,7 +722,8 @@ json to_json(const node_config& cfg) {
                     {"call_timeout_ms", cfg.run.call_timeout_ms},
                     {"max_live_runs", cfg.run.max_live_runs},
                     {"trace_dir", cfg.run.trace_dir},
-                    {"location_max_age_s", cfg.run.location_max_age_s}};
+                    {"location_max_age_s", cfg.run.location_max_age_s},
+                    {"host_keepalive_ms", cfg.run.host_keepalive_ms}};
   doc["registered_urls"] = json::array();
   for (const auto& entry : cfg.registered_urls)
     doc["registered_urls"].push_back(json{{"url", entry.url}, {"purpose", entry.purpose}});

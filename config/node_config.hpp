@@ -93,6 +93,10 @@ struct run_config {
   std::string trace_dir;
   /// A shared location older than this is not fresh and not used; 1 .. 86,400.
   unsigned location_max_age_s = 600;
+  /// A host holding a run's activity stream (`?hold=1`) gets a keepalive at
+  /// least this often; a failed write means it went away and the run is
+  /// cancelled, so that takes at most about twice this. 100 .. 60,000.
+  uint32_t host_keepalive_ms = 1'000;
 };
 
 /// Where secrets come from. `generate` (embedded profile only): read from, or

@@ -284,7 +284,7 @@ public:
   void install(httplib::Server& srv);
   void install_tenant_config(httplib::Server& srv);
   void stream_activity(httplib::Response& res, const tenant_actor& tenant,
-                       const std::string& run_id);
+                       const std::string& run_id, bool hold);
 
   node_metrics* metrics() const noexcept { return ctx_.metrics; }
 
@@ -299,10 +299,17 @@ private:
 /// comment after 15 s without one, and "event: end" when the run ends.
 /// Each open stream holds one HTTP worker thread: at most
 /// max_activity_streams at once (unavailable beyond).
+///
+/// `hold`: the stream is the run's host's hold on it. Keepalives come every
+/// run.host_keepalive_ms, and a stream that breaks before the run ended (a
+/// write fails: the host went away) cancels the run, as DELETE would. A
+/// peer's close is seen at the second write after it (the first only draws
+/// its reset), so within about twice the keepalive.
 void http_api::routes::stream_activity(httplib::Response& res, const tenant_actor& tenant,
-                                       const std::string& run_id) {
+                                       const std::string& run_id, bool hold) {
   constexpr int max_activity_streams = 4;
-  constexpr auto keepalive = std::chrono::seconds(15);
+  auto keepalive = hold ? std::chrono::milliseconds{ctx_.host_keepalive_ms}
+                        : std::chrono::milliseconds{std::chrono::seconds(15)};
   if (streams_.fetch_add(1) >= max_activity_streams) {
     --streams_;
     write_error(res, errc::unavailable, "too many activity streams are open");
@@ -341,7 +348,11 @@ void http_api::routes::stream_activity(httplib::Response& res, const tenant_acto
         caf::after(keepalive) >> [&] { chunk = ": keepalive\n\n"; });
       return sink.write(chunk.data(), chunk.size());
     },
-    [this](bool) { --streams_; });
+    [this, hold, ended, tenant, run_id](bool) {
+      --streams_;
+      if (hold && !*ended)
+        caf::anon_send(tenant, cancel_atom::value, run_atom::value, run_id);
+    });
 }
 
 void http_api::routes::install(httplib::Server& srv) {
@@ -615,7 +626,12 @@ void http_api::routes::install_tenant_config(httplib::Server& srv) {
              }));
   srv.Get(path("/v1/runs/{}/events", id),
           tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
-            stream_activity(res, t, std::string{req.matches[1]});
+            auto hold = req.get_param_value("hold");
+            if (!hold.empty() && hold != "0" && hold != "1") {
+              write_error(res, errc::out_of_range, "hold must be 0 or 1");
+              return;
+            }
+            stream_activity(res, t, std::string{req.matches[1]}, hold == "1");
           }));
   srv.Get(path("/v1/runs/{}/health", id),
           tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {

@@ -28,6 +28,7 @@ struct http_api_context {
   node_metrics* metrics = nullptr;
   std::string admin_token_hash;              ///< SHA-256 hex of the admin token
   std::function<nlohmann::json()> node_info; ///< node id, version, ports, data dir
+  uint32_t host_keepalive_ms = 1'000;        ///< run.host_keepalive_ms
 };
 
 /// The route table. Owned by the node; must outlive the server's handlers

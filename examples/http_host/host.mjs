@@ -12,6 +12,10 @@
 //   VOXOS_TOKEN=... node host.mjs forecast --url URL --agent ID [--address A]
 //     Runs the forecast for an existing tenant whose agent may call get_forecast.
 //
+// The host holds its run through the run's activity stream (`?hold=1`): if
+// this process goes away mid-run, the node cancels the run and every call in
+// flight. Activity events are printed as they arrive.
+//
 // Exit status: 0 when every call of the forecast answered "ok".
 
 const args = process.argv.slice(2);
@@ -63,6 +67,38 @@ async function setUp(adminToken, mcpUrl) {
   return { token, agentId: agent.agent_id, serverId: server.server_id };
 }
 
+// Opens the run's activity stream as its host; prints wave events. Returns
+// a function that lets go of the stream (after the run has ended).
+async function holdRun(token, runId) {
+  const controller = new AbortController();
+  const res = await fetch(`${base}/v1/runs/${runId}/events?hold=1`, {
+    headers: { authorization: `Bearer ${token}` },
+    signal: controller.signal,
+  });
+  if (!res.ok) throw new Error(`GET events: HTTP ${res.status}: ${await res.text()}`);
+  const reading = (async () => {
+    const decoder = new TextDecoder();
+    let buffered = "";
+    for await (const chunk of res.body) {
+      buffered += decoder.decode(chunk, { stream: true });
+      let end;
+      while ((end = buffered.indexOf("\n\n")) >= 0) {
+        const block = buffered.slice(0, end);
+        buffered = buffered.slice(end + 2);
+        const data = block.split("\n").find((line) => line.startsWith("data: "));
+        if (!block.startsWith("event: activity") || !data) continue;
+        const event = JSON.parse(data.slice(6));
+        if (event.event === "wave")
+          console.log(`  activity: round ${event.round} wave of ${event.calls.length} calls sent`);
+      }
+    }
+  })().catch(() => {});
+  return async () => {
+    controller.abort();
+    await reading;
+  };
+}
+
 const isoDay = (offset) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
 
 // The scripted stand-in for a model: one round of seven get_forecast calls,
@@ -93,6 +129,7 @@ async function forecast(token, agentId) {
     channel: "owner_text_chat",
   });
   console.log(`run ${run.run_id} in chat ${run.chat_id}: ${run.view.direct.length} tools in view`);
+  const letGo = await holdRun(token, run.run_id);
   console.log(`user: ${scriptedModel.user}`);
   const seen = [];
   for (let round = 0; ; ++round) {
@@ -117,6 +154,7 @@ async function forecast(token, agentId) {
     assistant: answer,
   });
   await call("POST", `/v1/runs/${run.run_id}/finish`, token);
+  await letGo();
   const audit = await call("GET", "/v1/audit?limit=200", token);
   const mine = audit.filter((row) => row.run_id === run.run_id && row.phase === "execute");
   console.log(`audit: ${mine.length} execution decisions for this run`);

@@ -128,6 +128,8 @@ void check_defaults(const node_config& cfg) {
   CHECK(cfg.mcp.request_timeout_ms == def.mcp.request_timeout_ms);
   CHECK(cfg.mcp.max_in_flight == def.mcp.max_in_flight);
   CHECK(cfg.mcp.max_cached_tools == def.mcp.max_cached_tools);
+  CHECK(cfg.run.wave_width == def.run.wave_width);
+  CHECK(cfg.run.host_keepalive_ms == def.run.host_keepalive_ms);
   CHECK(cfg.registered_urls.empty());
 }
 
@@ -152,7 +154,7 @@ TEST_CASE("the default document names every key and parses back to the defaults"
   CHECK(doc["event_store"].size() == 3);
   CHECK(doc["secrets"].size() == 2);
   CHECK(doc["mcp"].size() == 11);
-  CHECK(doc["run"].size() == 8);
+  CHECK(doc["run"].size() == 9);
   CHECK(doc["http"]["port"] == 7100);
   auto cfg = parse_config(text);
   REQUIRE(cfg.is_ok());
@@ -210,6 +212,22 @@ TEST_CASE("the mcp section bounds every deadline and size") {
   CHECK(parse_failure(R"({"mcp": {"request_timeout_ms": 5000, "max_request_timeout_ms": 1000}})")
         == "mcp.request_timeout_ms: must not exceed mcp.max_request_timeout_ms");
   CHECK(parse_failure(R"({"mcp": {"deadline": 1}})") == "unknown key 'mcp.deadline'");
+}
+
+TEST_CASE("the run section bounds waves, calls and the host keepalive") {
+  auto cfg = parse_config(R"({"run": {"wave_width": 1, "max_calls": 4096,
+    "max_argument_bytes": 1024, "max_corrections": 100, "call_timeout_ms": 100,
+    "max_live_runs": 1, "trace_dir": "traces", "location_max_age_s": 86400,
+    "host_keepalive_ms": 100}})");
+  REQUIRE_MESSAGE(cfg.is_ok(), cfg.error().message());
+  CHECK(cfg->run.wave_width == 1);
+  CHECK(cfg->run.max_calls == 4096);
+  CHECK(cfg->run.host_keepalive_ms == 100);
+  CHECK(voxos::node_config{}.run.host_keepalive_ms == 1000);
+  CHECK(parse_failure(R"({"run": {"host_keepalive_ms": 99}})").find("run.host_keepalive_ms") == 0);
+  CHECK(parse_failure(R"({"run": {"host_keepalive_ms": 60001}})").find("run.host_keepalive_ms")
+        == 0);
+  CHECK(parse_failure(R"({"run": {"wave_width": 65}})").find("run.wave_width") == 0);
 }
 
 TEST_CASE("an unknown key is named with its full path") {
