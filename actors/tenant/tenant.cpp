@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>
@@ -141,6 +142,9 @@ struct tenant_actor_state {
   /// run's id by its actor's id (for their down messages).
   std::shared_ptr<live_run_map> live_runs;
   std::unordered_map<caf::actor_id, std::string> run_of_actor;
+  /// "<server id>@<cache version>" of caches a run start has already tried
+  /// to repair with a live discovery: one try per cache version.
+  std::unordered_set<std::string> repairs_tried;
   node_metrics* metrics = nullptr;
 };
 
@@ -512,6 +516,147 @@ result<run_actor> live(self_pointer self, const std::string& run_id) {
   return found->second.actor;
 }
 
+// -- run start ---------------------------------------------------------------
+
+/// What a host asked for, checked: the run's context, its chat, and the
+/// location paragraph of its instructions.
+struct run_start {
+  run_context ctx;
+  std::string chat_id;
+  std::string instructions;
+};
+
+/// Persists the run's snapshot (its stream's first event), audits the
+/// composition, then spawns the run actor and answers the host.
+void start_run(self_pointer self, run_start start, effective_policy snapshot,
+               string_promise promise) {
+  auto& st = self->state;
+  // Checked again: a repair discovery may have let other runs start.
+  if (st.live_runs->size() >= st.services.run.max_live_runs) {
+    promise.deliver(make_error(errc::out_of_range,
+                               "this tenant has " + std::to_string(st.services.run.max_live_runs)
+                                 + " live runs (run.max_live_runs); finish or cancel one first"));
+    return;
+  }
+  const auto& ctx = start.ctx;
+  auto view = compose_view(snapshot, st.cfg.state, st.view_opts, kind_of(ctx.chan));
+  auto view_json = view_to_json(view);
+  auto snapshot_json = tenant_events::to_json(snapshot);
+  append_request run_record;
+  run_record.tenant = st.tenant_id;
+  run_record.stream = "run." + ctx.run_id;
+  run_record.events.push_back(
+    {"run.started",
+     json{{"run_id", ctx.run_id}, {"chat_id", start.chat_id}, {"snapshot", snapshot_json}}.dump()});
+  run_record.expected_next = 1;
+  json composed{{"run_id", ctx.run_id},
+                {"agent_id", ctx.agent_id},
+                {"channel", to_string(ctx.chan)},
+                {"caller", to_string(snapshot.caller)},
+                {"decisions", audit_decisions(snapshot)}};
+  auto answer = json{{"run_id", ctx.run_id},
+                     {"chat_id", start.chat_id},
+                     {"snapshot", snapshot_json},
+                     {"view", view_json},
+                     {"instructions", start.instructions}}
+                  .dump();
+  self->request(st.store, store_timeout, append_atom::value, std::move(run_record))
+    .then(
+      [self, promise, answer, composed = std::move(composed), run_id = ctx.run_id,
+       chat_id = start.chat_id, snapshot = std::move(snapshot), view = std::move(view),
+       view_json = std::move(view_json)](const append_result&) mutable {
+        remember_run(self, run_id, {snapshot, std::move(view_json)});
+        // The run starts once its composition decisions are audited.
+        audit(self, "policy.composed", std::move(composed),
+              [self, promise, answer, run_id, chat_id, snapshot = std::move(snapshot),
+               view = std::move(view)](bool ok) mutable {
+                if (!ok) {
+                  promise.deliver(
+                    make_error(errc::storage_failure, "the run's decisions were not audited"));
+                  return;
+                }
+                auto started = spawn_run_actor(self, run_id, chat_id, snapshot, std::move(view));
+                if (!started)
+                  promise.deliver(to_error(started));
+                else
+                  promise.deliver(answer);
+              });
+      },
+      [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+}
+
+/// Servers whose cache lacks the definition of a tool the snapshot would
+/// consider (allowlisted on a usable server: reason not_discovered), and
+/// whose cache version no run start has tried to repair yet. Marks them
+/// tried: a server that really lacks the tool costs one discovery per cache
+/// version, not one per run.
+std::vector<std::string> caches_to_repair(tenant_actor_state& st,
+                                          const effective_policy& snapshot) {
+  std::vector<std::string> out;
+  for (const auto& decision : snapshot.decisions) {
+    if (decision.why != reason::not_discovered)
+      continue;
+    std::string server_id{decision.server_id()};
+    auto rec = st.cfg.state.servers.find(server_id);
+    if (rec == st.cfg.state.servers.end())
+      continue;
+    if (st.repairs_tried.insert(server_id + "@" + rec->second.cache_version).second)
+      out.push_back(std::move(server_id));
+  }
+  return out;
+}
+
+/// One live discovery per server in `servers` (through the tenant's shared
+/// connection), each folded into its record's cache when it succeeds; then
+/// `next()`, whatever the discoveries gave (a failed one leaves the cache,
+/// and the tool stays out of the run).
+template <class F>
+void repair_caches(self_pointer self, std::vector<std::string> servers, F next) {
+  auto pending = std::make_shared<std::size_t>(servers.size());
+  auto done = std::make_shared<F>(std::move(next));
+  auto one_done = [pending, done] {
+    if (--*pending == 0)
+      (*done)();
+  };
+  for (const auto& server_id : servers) {
+    auto conn = connection_for(self, server_id);
+    if (!conn) {
+      one_done();
+      continue;
+    }
+    self
+      ->request(*conn, std::chrono::milliseconds{connection_test_ms}, list_atom::value,
+                tool_atom::value)
+      .then(
+        [self, server_id, one_done](std::string& answer) {
+          auto& st = self->state;
+          auto rec = st.cfg.state.servers.find(server_id);
+          auto found = read_discovery(answer);
+          if (rec == st.cfg.state.servers.end() || !found) {
+            one_done();
+            return;
+          }
+          auto repaired =
+            server_setup::with_discovery(rec->second, std::move(found->tools),
+                                         st.services.mcp.max_cached_tools, wall_clock_us());
+          // The repaired version counts as tried: it is what discovery said.
+          st.repairs_tried.insert(server_id + "@" + repaired.cache_version);
+          std::vector<event_draft> events{tenant_events::server_upserted(repaired)};
+          self
+            ->request(st.store, store_timeout, append_atom::value,
+                      config_append(st.tenant_id, events))
+            .then(
+              [self, events, one_done](const append_result&) {
+                apply_durable(self, events);
+                log::info("tenant", "a run start repaired a server's tool cache");
+                one_done();
+              },
+              [one_done](caf::error&) { one_done(); });
+        },
+        [one_done](caf::error&) { one_done(); });
+  }
+}
+
 /// A chat id from a host: "" (a new chat) or 1-64 of [a-z0-9_-].
 bool valid_chat_id(const std::string& id) {
   return id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char ch) {
@@ -784,55 +929,21 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
       ctx.agent_id = agent_id;
       ctx.chan = *c;
       ctx.caller_number = caller;
-      auto chat_id = requested_chat.empty() ? make_id("c_") : requested_chat;
-      auto snapshot = compose_policy(current_policy_index(st), ctx, wall_clock_us());
-      auto view = compose_view(snapshot, st.cfg.state, st.view_opts, kind_of(*c));
-      auto view_json = view_to_json(view);
-      auto snapshot_json = tenant_events::to_json(snapshot);
-      // The run's record: its own stream, first event the snapshot.
-      append_request run_record;
-      run_record.tenant = st.tenant_id;
-      run_record.stream = "run." + ctx.run_id;
-      run_record.events.push_back(
-        {"run.started",
-         json{{"run_id", ctx.run_id}, {"chat_id", chat_id}, {"snapshot", snapshot_json}}.dump()});
-      run_record.expected_next = 1;
-      json composed{{"run_id", ctx.run_id},
-                    {"agent_id", agent_id},
-                    {"channel", chan},
-                    {"caller", to_string(snapshot.caller)},
-                    {"decisions", audit_decisions(snapshot)}};
+      run_start start{std::move(ctx), requested_chat.empty() ? make_id("c_") : requested_chat,
+                      std::move(instructions)};
       auto promise = self->make_response_promise<std::string>();
-      json answer_doc{{"run_id", ctx.run_id},
-                      {"chat_id", chat_id},
-                      {"snapshot", snapshot_json},
-                      {"view", view_json},
-                      {"instructions", instructions}};
-      auto answer = answer_doc.dump();
-      self->request(st.store, store_timeout, append_atom::value, std::move(run_record))
-        .then(
-          [self, promise, answer, composed = std::move(composed), run_id = ctx.run_id, chat_id,
-           snapshot = std::move(snapshot), view = std::move(view),
-           view_json = std::move(view_json)](const append_result&) mutable {
-            remember_run(self, run_id, {snapshot, std::move(view_json)});
-            // The run starts once its composition decisions are audited.
-            audit(self, "policy.composed", std::move(composed),
-                  [self, promise, answer, run_id, chat_id, snapshot = std::move(snapshot),
-                   view = std::move(view)](bool ok) mutable {
-                    if (!ok) {
-                      promise.deliver(
-                        make_error(errc::storage_failure, "the run's decisions were not audited"));
-                      return;
-                    }
-                    auto started =
-                      spawn_run_actor(self, run_id, chat_id, snapshot, std::move(view));
-                    if (!started)
-                      promise.deliver(to_error(started));
-                    else
-                      promise.deliver(answer);
-                  });
-          },
-          [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+      auto snapshot = compose_policy(current_policy_index(st), start.ctx, wall_clock_us());
+      auto stale = caches_to_repair(st, snapshot);
+      if (stale.empty()) {
+        start_run(self, std::move(start), std::move(snapshot), promise);
+        return promise;
+      }
+      // An allowlisted tool no discovery has described: one live discovery
+      // of its server repairs the cache, then the run is composed afresh.
+      repair_caches(self, std::move(stale), [self, start = std::move(start), promise]() mutable {
+        auto again = compose_policy(current_policy_index(self->state), start.ctx, wall_clock_us());
+        start_run(self, std::move(start), std::move(again), promise);
+      });
       return promise;
     },
     [self, note](tool_atom, const std::string& run_id,

@@ -75,7 +75,10 @@ using tenant_actor = caf::typed_actor<
   // new chat), location JSON ("" none; actors/run/location.hpp); composes,
   // persists and audits its snapshot, then spawns the run actor
   // (actors/run/run.hpp); answers {"run_id","chat_id","snapshot","view",
-  // "instructions"}.
+  // "instructions"}. When the snapshot leaves out an allowlisted tool that the
+  // server's cache does not describe (not_discovered), one live discovery of
+  // that server first repairs the cache (once per cache version: a tool the
+  // server does not have costs one discovery, not one per run).
   caf::replies_to<create_atom, run_atom, std::string, std::string, std::string, std::string,
                   std::string>::with<std::string>,
   // One model response's tool calls for a live run of this tenant: the run's
