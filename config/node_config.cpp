@@ -10,6 +10,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -825,6 +826,28 @@ result<caf_tls_secret> read_passphrase_file(const std::string& path) {
   return result<caf_tls_secret>{std::move(out)};
 }
 
+/// A sealed in-memory copy of `bytes` (memfd, close-on-exec, no further
+/// writes), its descriptor added to `fds`; answers the path that opens it,
+/// or nullopt when the kernel offers no memfd.
+std::optional<std::string> pin_copy(const std::string& bytes, const char* name,
+                                    std::vector<int>& fds) {
+  int fd = ::memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0)
+    return std::nullopt;
+  std::size_t written = 0;
+  while (written < bytes.size()) {
+    auto n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n <= 0) {
+      ::close(fd);
+      return std::nullopt;
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  ::fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL);
+  fds.push_back(fd);
+  return "/proc/self/fd/" + std::to_string(fd);
+}
+
 /// The checks of check_caf_tls, for caf_transport::tls.
 result<caf_tls_secret> check_tls_files(const caf_tls_config& tls) {
   const std::string cert_key = "caf.tls.certificate";
@@ -843,13 +866,15 @@ result<caf_tls_secret> check_tls_files(const caf_tls_config& tls) {
   auto key_text = read_tls_file(key_key, tls.key, max_pem_file_bytes, true);
   if (!key_text)
     return key_text.error();
+  struct wipe_on_exit {
+    std::string& text;
+    ~wipe_on_exit() { wipe(text); }
+  } key_wiper{*key_text};
   caf_tls_secret secret;
   if (!tls.key_passphrase_file.empty()) {
     auto read = read_passphrase_file(tls.key_passphrase_file);
-    if (!read) {
-      wipe(*key_text);
+    if (!read)
       return read.error();
-    }
     secret = std::move(*read);
   }
   passphrase_source source;
@@ -859,7 +884,6 @@ result<caf_tls_secret> check_tls_files(const caf_tls_config& tls) {
   if (auto bio = memory_bio(*key_text))
     private_key.reset(PEM_read_bio_PrivateKey(bio.get(), nullptr, passphrase_callback, &source));
   ERR_clear_error();
-  wipe(*key_text);
   if (!private_key && source.asked && tls.key_passphrase_file.empty())
     return invalid(key_key + " file '" + tls.key
                    + "' is encrypted; set caf.tls.key_passphrase_file");
@@ -878,6 +902,10 @@ result<caf_tls_secret> check_tls_files(const caf_tls_config& tls) {
     return ca_text.error();
   if (pem_certificates(*ca_text).empty())
     return invalid(ca_key + " file '" + tls.ca_file + "' holds no PEM certificate");
+  secret.certificate_path =
+    pin_copy(*cert_text, "caf-certificate", secret.pinned_fds).value_or(tls.certificate);
+  secret.key_path = pin_copy(*key_text, "caf-key", secret.pinned_fds).value_or(tls.key);
+  secret.ca_path = pin_copy(*ca_text, "caf-ca", secret.pinned_fds).value_or(tls.ca_file);
   return result<caf_tls_secret>{std::move(secret)};
 }
 
@@ -1175,7 +1203,7 @@ std::string default_config_json() {
 
 // Moves swap, so no copy of the passphrase stays behind in a short-string buffer.
 caf_tls_secret::caf_tls_secret(caf_tls_secret&& other) noexcept {
-  key_passphrase.swap(other.key_passphrase);
+  *this = std::move(other);
 }
 
 caf_tls_secret& caf_tls_secret::operator=(caf_tls_secret&& other) noexcept {
@@ -1183,12 +1211,21 @@ caf_tls_secret& caf_tls_secret::operator=(caf_tls_secret&& other) noexcept {
     wipe(key_passphrase);
     key_passphrase.clear();
     key_passphrase.swap(other.key_passphrase);
+    certificate_path = std::move(other.certificate_path);
+    key_path = std::move(other.key_path);
+    ca_path = std::move(other.ca_path);
+    for (int fd : pinned_fds)
+      ::close(fd);
+    pinned_fds = std::move(other.pinned_fds);
+    other.pinned_fds.clear();
   }
   return *this;
 }
 
 caf_tls_secret::~caf_tls_secret() {
   wipe(key_passphrase);
+  for (int fd : pinned_fds)
+    ::close(fd);
 }
 
 result<caf_tls_secret> check_caf_tls(const caf_config& cfg) {

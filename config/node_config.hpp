@@ -145,10 +145,20 @@ result<node_config> load_config_file(const std::string& path);
 /// accepts it and yields the defaults.
 std::string default_config_json();
 
-/// What check_caf_tls hands the node besides the paths: the key's passphrase
-/// (empty without caf.tls.key_passphrase_file). Wiped on destruction; never logged.
+/// What check_caf_tls hands the node: the key's passphrase (empty without
+/// caf.tls.key_passphrase_file; wiped on destruction; never logged), and the
+/// paths CAF is to read the certificate, key and CA file from. CAF opens them
+/// again for every connection, so they are pinned: sealed in-memory copies
+/// (memfd, "/proc/self/fd/N", closed on destruction) of exactly the bytes
+/// that were checked. A file changed or removed after start then changes
+/// nothing (without the pin, CAF aborts the process when the key cannot be
+/// read). Where memfd is unavailable the configured paths are used.
 struct caf_tls_secret {
   std::string key_passphrase;
+  std::string certificate_path;
+  std::string key_path;
+  std::string ca_path;
+  std::vector<int> pinned_fds;
   caf_tls_secret() = default;
   caf_tls_secret(caf_tls_secret&& other) noexcept;
   caf_tls_secret& operator=(caf_tls_secret&& other) noexcept;

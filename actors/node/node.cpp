@@ -44,9 +44,9 @@ public:
       // SSL_VERIFY_FAIL_IF_NO_PEER_CERT: a peer without a certificate that
       // chains to the CA fails the handshake (docs/config.md).
       load<caf::openssl::manager>();
-      set("openssl.certificate", cfg.caf.tls.certificate);
-      set("openssl.key", cfg.caf.tls.key);
-      set("openssl.cafile", cfg.caf.tls.ca_file);
+      set("openssl.certificate", tls_secret.certificate_path);
+      set("openssl.key", tls_secret.key_path);
+      set("openssl.cafile", tls_secret.ca_path);
       // Assigned, not set(): set() would keep a second copy in the config
       // dictionary, which the destructor cannot wipe.
       openssl_passphrase = tls_secret.key_passphrase;
@@ -99,6 +99,8 @@ struct node::impl {
   node_config cfg;
   std::string node_id;
   node_metrics metrics;
+  /// The pinned copies of the TLS files CAF reads (outlives the system).
+  caf_tls_secret tls_pin;
   std::unique_ptr<system_config> sys_cfg;
   std::unique_ptr<caf::actor_system> sys;
   event_store_actor store;
@@ -192,7 +194,11 @@ result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_sec
     return index.error();
   log::info("node", "event store open: " + std::to_string(index->tenant_count()) + " tenants");
 
-  state->sys_cfg = std::make_unique<system_config>(cfg, *tls_secret);
+  state->tls_pin = std::move(*tls_secret);
+  state->sys_cfg = std::make_unique<system_config>(cfg, state->tls_pin);
+  // The system's configuration holds the passphrase now; one copy is enough.
+  OPENSSL_cleanse(state->tls_pin.key_passphrase.data(), state->tls_pin.key_passphrase.size());
+  state->tls_pin.key_passphrase.clear();
   try {
     state->sys = std::make_unique<caf::actor_system>(*state->sys_cfg);
   } catch (const std::exception& ex) {

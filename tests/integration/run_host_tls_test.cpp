@@ -251,6 +251,38 @@ TEST_CASE("a node with an encrypted key and its passphrase file serves agent hos
   expect_trusted_host_served(pki, *server);
 }
 
+TEST_CASE("a node keeps serving TLS after its certificate, key and CA files change or go") {
+  test_pki pki;
+  // Copies of the node's files, so the test can take them away.
+  auto own = [&](const std::filesystem::path& from, const char* name) {
+    auto to = pki.dir.path() / name;
+    std::filesystem::copy_file(from, to);
+    std::filesystem::permissions(to, std::filesystem::perms::owner_read,
+                                 std::filesystem::perm_options::replace);
+    return to;
+  };
+  auto cfg = tls_node_config(pki);
+  auto cert = own(cfg.caf.tls.certificate, "own.crt");
+  auto key = own(cfg.caf.tls.key, "own.key");
+  auto ca = own(cfg.caf.tls.ca_file, "own-ca.crt");
+  cfg.caf.tls.certificate = cert.string();
+  cfg.caf.tls.key = key.string();
+  cfg.caf.tls.ca_file = ca.string();
+  auto server = start_node(cfg);
+  expect_trusted_host_served(pki, *server);
+  // CAF opens these for every connection: it reads the copies pinned at start.
+  std::filesystem::remove(key);
+  std::filesystem::remove(ca);
+  std::filesystem::permissions(cert, std::filesystem::perms::owner_all,
+                               std::filesystem::perm_options::replace);
+  {
+    std::ofstream garbage{cert, std::ios::trunc};
+    garbage << "not a certificate\n";
+  }
+  expect_trusted_host_served(pki, *server);
+  expect_trusted_host_served(pki, *server);
+}
+
 TEST_CASE("a node whose TLS files are unusable refuses to start and writes nothing") {
   test_pki pki;
   auto cfg = tls_node_config(pki);
