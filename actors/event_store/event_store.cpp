@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <optional>
 
@@ -136,6 +137,12 @@ struct event_store_state {
   // the oldest of these.
   std::deque<waiting_append> waiting;
   int commits_out = 0;
+  /// Appends taken, and appends answered (both in arrival order).
+  uint64_t appends_in = 0;
+  uint64_t appends_done = 0;
+  /// Reads that arrived while appends were on their way: each runs once
+  /// every append that arrived before it is answered (read your writes).
+  std::deque<std::pair<uint64_t, std::function<void()>>> deferred_reads;
 };
 
 using self_pointer = event_store_actor::stateful_pointer<event_store_state>;
@@ -173,6 +180,7 @@ void on_committed(self_pointer self, commit_group& done) {
   for (std::size_t idx = 0; idx < done.results.size(); ++idx) {
     auto entry = std::move(st.waiting.front());
     st.waiting.pop_front();
+    ++st.appends_done;
     st.metrics->append_latency.observe(micros_since(entry.arrival));
     auto& res = done.results[idx];
     if (res) {
@@ -184,7 +192,34 @@ void on_committed(self_pointer self, commit_group& done) {
       entry.promise.deliver(to_error(res.error()));
     }
   }
+  while (!st.deferred_reads.empty() && st.deferred_reads.front().first <= st.appends_done) {
+    auto read = std::move(st.deferred_reads.front().second);
+    st.deferred_reads.pop_front();
+    read();
+  }
   request_commit(self);
+}
+
+/// Runs `read(promise)` now, or once every append that arrived before it
+/// is answered, so a reader sees what was appended before it asked.
+template <class T, class F>
+caf::result<T> read_after_appends(self_pointer self, F read) {
+  auto& st = self->state;
+  if (st.appends_done == st.appends_in) {
+    auto answer = read();
+    if (!answer)
+      return std::move(answer.error());
+    return std::move(*answer);
+  }
+  auto promise = self->make_response_promise<T>();
+  st.deferred_reads.emplace_back(st.appends_in, [promise, read]() mutable {
+    auto answer = read();
+    if (answer)
+      promise.deliver(std::move(*answer));
+    else
+      promise.deliver(std::move(answer.error()));
+  });
+  return promise;
 }
 
 event_store_actor::behavior_type event_store_behavior(self_pointer self,
@@ -208,35 +243,45 @@ event_store_actor::behavior_type event_store_behavior(self_pointer self,
       auto promise = self->make_response_promise<append_result>();
       st.intake->push(std::move(req));
       st.waiting.push_back({promise, clock_type::now()});
+      ++st.appends_in;
       request_commit(self);
       return promise;
     },
     [self, note](read_atom, const stream_query& query) -> caf::result<std::vector<event_record>> {
       note();
-      auto events = self->state.db->read_stream(query);
-      if (!events)
-        return to_error(events.error());
-      return std::move(*events);
+      using answer = std::vector<event_record>;
+      return read_after_appends<answer>(self, [self, query]() -> caf::expected<answer> {
+        auto events = self->state.db->read_stream(query);
+        if (!events)
+          return to_error(events.error());
+        return std::move(*events);
+      });
     },
     [self, note](scan_atom, const std::string& tenant,
                  uint32_t limit) -> caf::result<std::vector<event_record>> {
       note();
-      auto events = self->state.db->read_tenant(tenant, limit);
-      if (!events)
-        return to_error(events.error());
-      return std::move(*events);
+      using answer = std::vector<event_record>;
+      return read_after_appends<answer>(self, [self, tenant, limit]() -> caf::expected<answer> {
+        auto events = self->state.db->read_tenant(tenant, limit);
+        if (!events)
+          return to_error(events.error());
+        return std::move(*events);
+      });
     },
     [self, note](scan_atom, state_atom, const std::string& prefix,
                  uint32_t limit) -> caf::result<std::vector<state_entry>> {
       note();
-      auto entries = self->state.db->scan_state(prefix, limit);
-      if (!entries)
-        return to_error(entries.error());
-      std::vector<state_entry> out;
-      out.reserve(entries->size());
-      for (auto& [key, value] : *entries)
-        out.push_back({std::move(key), std::move(value)});
-      return out;
+      using answer = std::vector<state_entry>;
+      return read_after_appends<answer>(self, [self, prefix, limit]() -> caf::expected<answer> {
+        auto entries = self->state.db->scan_state(prefix, limit);
+        if (!entries)
+          return to_error(entries.error());
+        answer out;
+        out.reserve(entries->size());
+        for (auto& [key, value] : *entries)
+          out.push_back({std::move(key), std::move(value)});
+        return out;
+      });
     },
     [self, note](verify_atom) -> caf::result<store_report> {
       note();

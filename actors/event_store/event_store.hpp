@@ -11,7 +11,10 @@
 // durable, while the event_store answers the finished one. An append is
 // acknowledged only after its group is durable, in the order appends arrived.
 // Reads run on the event_store's own turn, concurrently with the writer
-// (RocksDB allows that; event_db keeps its append state to one thread).
+// (RocksDB allows that; event_db keeps its append state to one thread), but
+// never ahead of an append: a read that arrives while appends are on their
+// way runs once every append that arrived before it is answered, so a
+// reader sees what was appended before it asked (read your writes).
 //
 // Lifecycle:  serving --(exit message)--> closed: the writer is linked and
 //             exits with it; unanswered appends get broken-promise errors;

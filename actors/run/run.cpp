@@ -53,11 +53,6 @@ struct run_state {
   /// Per call of the round: time from the round's start to its answer.
   std::vector<int64_t> call_us;
   int64_t round_started_us = 0;
-  /// The round's audit, sent as it starts.
-  enum class write { pending, ok, failed };
-  write audit = write::pending;
-  /// Every call of the round is settled (its activity is being recorded).
-  bool settled = false;
   // Counters (health).
   uint64_t rounds = 0;
   uint64_t calls = 0;
@@ -127,8 +122,8 @@ void finish_cancel(self_pointer self) {
   });
 }
 
-/// Records the settled round's activity on the run's stream. It follows the
-/// answer: a run that cannot record it ends (its next request fails).
+/// Records the settled round's activity on the run's stream; a run that
+/// cannot record it ends (its next request fails).
 void record_activity(self_pointer self, const tool_round& round) {
   auto& st = self->state;
   json calls = json::array();
@@ -152,28 +147,19 @@ void record_activity(self_pointer self, const tool_round& round) {
   });
 }
 
-/// Answers the round once every call is settled and its audit is durable:
-/// the model never sees a result whose decision is not recorded. The
-/// round's activity is recorded after the answer.
-void maybe_answer_round(self_pointer self) {
+/// Records the round's activity (every call is settled), then answers it:
+/// the record is in the store's queue before anyone can read after the
+/// answer.
+void answer_round(self_pointer self) {
   auto& st = self->state;
-  using write = run_state::write;
-  if (!st.settled || st.audit == write::pending)
-    return;
   auto round = std::move(*st.round);
   st.round.reset();
   auto outputs = round_outputs(round);
   if (st.setup.trace)
     st.setup.trace->outputs(st.rounds, outputs);
-  if (st.audit == write::failed) {
-    st.round_promise.deliver(
-      make_error(errc::storage_failure, "the run could not record its tool round"));
-    self->quit(make_error(errc::storage_failure, "the run cannot record its decisions"));
-    return;
-  }
+  record_activity(self, round);
   emit(self, {{"event", "answered"}, {"round", st.rounds}});
   st.round_promise.deliver(std::move(outputs));
-  record_activity(self, round);
   if (st.phase == run_phase::cancelling) {
     for (const auto& call : round.calls)
       if (call.status == call_status::cancelled)
@@ -182,12 +168,6 @@ void maybe_answer_round(self_pointer self) {
     return;
   }
   st.phase = run_phase::idle;
-}
-
-/// Every call of the round is settled.
-void finish_round(self_pointer self) {
-  self->state.settled = true;
-  maybe_answer_round(self);
 }
 
 void on_wave_answers(self_pointer self, std::vector<wave_answer>& answers) {
@@ -233,7 +213,7 @@ void run_next_wave(self_pointer self) {
     cancel_round(round);
   auto next = next_wave(round, st.setup.limits);
   if (next.empty()) {
-    finish_round(self);
+    answer_round(self);
     return;
   }
   std::vector<wave_call> calls;
@@ -320,20 +300,22 @@ caf::result<std::vector<tool_output>> start_round(self_pointer self, std::vector
     emit(self, {{"event", "round"}, {"round", st.rounds}, {"calls", std::move(calls)}});
   }
   // The decisions (as decided, before any wave) go to the audit stream
-  // once the first wave is on its way; the round answers only once they are
-  // durable (maybe_answer_round).
+  // once the first wave is on its way. The answer does not wait for them:
+  // a run whose decisions cannot be recorded ends, failing its round if it
+  // is still open.
   json decided{{"run_id", st.setup.run_id},
                {"agent_id", st.setup.snapshot.agent_id},
                {"channel", to_string(st.setup.snapshot.chan)},
                {"round", st.rounds},
                {"decisions", decisions_of(st)}};
-  st.audit = run_state::write::pending;
-  st.settled = false;
   run_next_wave(self);
   record(self, audit_stream, "calls.decided", std::move(decided), [self](bool ok) {
-    self->state.audit = ok ? run_state::write::ok : run_state::write::failed;
+    if (ok)
+      return;
     if (self->state.round)
-      maybe_answer_round(self);
+      self->state.round_promise.deliver(
+        make_error(errc::storage_failure, "the run could not record its tool round"));
+    self->quit(make_error(errc::storage_failure, "the run cannot record its decisions"));
   });
   return st.round_promise;
 }
@@ -371,10 +353,8 @@ run_actor::behavior_type run_behavior(self_pointer self, run_setup setup, node_m
       st.phase = run_phase::cancelling;
       if (was == run_phase::idle)
         finish_cancel(self);
-      else if (st.wave)
+      else if (st.wave) // executing: a wave is always in flight
         self->send(*st.wave, cancel_atom::value);
-      // Otherwise every wave has answered and the round awaits its records:
-      // it answers, then the cancellation completes (maybe_answer_round).
       return promise;
     },
     [self, note](close_atom) -> caf::result<bool> {

@@ -144,3 +144,28 @@ TEST_CASE("the newest events of a stream come back in order") {
       },
       [](caf::error& err) { FAIL(message_of(err)); });
 }
+
+TEST_CASE("a read sees every append that reached the store before it, answered or not") {
+  store_fixture f;
+  caf::scoped_actor self{*f.sys};
+  // Appends not awaited (each waits for a synced group), then reads at once:
+  // each read must see all of them, and the appends are answered first.
+  constexpr int appends = 40;
+  for (int n = 1; n <= appends; ++n)
+    self->send(f.store, append_atom::value,
+               one_event("audit", R"({"n":)" + std::to_string(n) + "}"));
+  std::size_t read_back = 0;
+  self
+    ->request(f.store, std::chrono::seconds(10), read_atom::value,
+              stream_query{"t_a", "audit", 1, 1000})
+    .receive([&](const std::vector<event_record>& events) { read_back = events.size(); },
+             [](caf::error& err) { FAIL(message_of(err)); });
+  CHECK(read_back == appends);
+  std::size_t scanned = 0;
+  for (int n = 1; n <= 5; ++n)
+    self->send(f.store, append_atom::value, one_event("other", R"({"m":1})"));
+  self->request(f.store, std::chrono::seconds(10), scan_atom::value, std::string{"t_a"}, 1000u)
+    .receive([&](const std::vector<event_record>& events) { scanned = events.size(); },
+             [](caf::error& err) { FAIL(message_of(err)); });
+  CHECK(scanned == appends + 5);
+}

@@ -363,3 +363,33 @@ TEST_CASE("a shared location reaches the instructions of an owner text run, neve
   CHECK(refused.status == 400);
   CHECK(refused.raw.find("123.25") == std::string::npos);
 }
+
+TEST_CASE("a run whose decisions cannot be recorded ends, and nothing else is disturbed") {
+  // Events of at most 16 KiB: the run starts (its snapshot fits), but the
+  // audit of a round of 128 calls with long names does not.
+  test::run_fixture f{[](node_config& cfg) { cfg.event_store.max_event_bytes = 16 * 1024; }};
+  auto run_id = f.start_run();
+  auto other_run = f.start_run();
+  json calls = json::array();
+  for (int n = 0; n < 128; ++n)
+    calls.push_back({{"call_id", "c" + std::to_string(n)},
+                     {"name", "no_such_tool_" + std::string(100, 'x') + std::to_string(n)}});
+  auto answered = f.submit(run_id, calls);
+  // The round may have answered before the store refused its audit; either
+  // way the run ends, with a storage failure if it was still open.
+  if (answered.status != 200)
+    CHECK_MESSAGE(answered.status == 503, answered.raw);
+  bool gone = false;
+  for (int attempt = 0; attempt < 100 && !gone; ++attempt) {
+    gone = f.submit(run_id, sleep_calls(1, 1)).status == 404;
+    if (!gone)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK(gone);
+  // The tenant's other run, and new runs, go on.
+  auto fine = f.submit(other_run, sleep_calls(2, 1));
+  REQUIRE_MESSAGE(fine.status == 200, fine.raw);
+  check_in_order(fine.body["outputs"], sleep_calls(2, 1), "ok");
+  auto fresh = f.start_run();
+  CHECK(f.submit(fresh, sleep_calls(1, 1)).status == 200);
+}
