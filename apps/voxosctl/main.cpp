@@ -15,7 +15,10 @@
 //   voxosctl replay TRACE                       replays a run's trace against a fresh node
 //
 // Options: --data-dir DIR (default ./var: finds runtime.json and, on the
-// embedded profile, secrets.json), --url URL, --caf HOST:PORT.
+// embedded profile, secrets.json), --url URL, --caf HOST:PORT, and for a node
+// whose CAF endpoint is TLS (ping, whoami): --tls-cert FILE --tls-key FILE
+// --tls-ca FILE, the operator's certificate (of the node's caf.tls.ca_file),
+// its key, and the CA the node's certificate must chain to.
 // The admin token comes from VOXOS_ADMIN_TOKEN, else DIR/secrets.json.
 #include <chrono>
 #include <cstdio>
@@ -28,6 +31,8 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/io/middleman.hpp>
+#include <caf/openssl/manager.hpp>
+#include <caf/openssl/remote_actor.hpp>
 #include <caf/scoped_actor.hpp>
 
 #include <httplib.h>
@@ -48,6 +53,8 @@ struct options {
   std::string url;
   std::string caf_host;
   uint16_t caf_port = 0;
+  bool caf_tls = false; ///< from runtime.json, or implied by the --tls-* options
+  std::string tls_cert, tls_key, tls_ca;
   std::vector<std::string> args;
 };
 
@@ -78,7 +85,10 @@ void locate_node(options& opts) {
   if (opts.caf_host.empty() && runtime) {
     opts.caf_host = runtime->value("caf_host", "");
     opts.caf_port = runtime->value("caf_port", uint16_t{0});
+    opts.caf_tls = runtime->value("caf_transport", "plain") == "tls";
   }
+  if (!opts.tls_cert.empty())
+    opts.caf_tls = true;
   if (opts.caf_host.empty()) {
     opts.caf_host = "127.0.0.1";
     opts.caf_port = 7101;
@@ -189,12 +199,23 @@ int cmd_metrics(const options& opts) {
 // Runs `fn(self, run_host)` against the node's published run host.
 template <class F>
 int with_run_host(const options& opts, F fn) {
+  if (opts.caf_tls && (opts.tls_cert.empty() || opts.tls_key.empty() || opts.tls_ca.empty()))
+    return fail("the node's CAF endpoint is TLS: pass --tls-cert, --tls-key and --tls-ca");
   caf::actor_system_config cfg;
   voxos::register_types(cfg);
   cfg.load<caf::io::middleman>();
+  if (opts.caf_tls) {
+    cfg.load<caf::openssl::manager>();
+    cfg.set("openssl.certificate", opts.tls_cert);
+    cfg.set("openssl.key", opts.tls_key);
+    cfg.set("openssl.cafile", opts.tls_ca);
+  }
   cfg.set("scheduler.max-threads", size_t{1});
   caf::actor_system sys{cfg};
-  auto host = sys.middleman().remote_actor<voxos::run_host_actor>(opts.caf_host, opts.caf_port);
+  auto host =
+    opts.caf_tls
+      ? caf::openssl::remote_actor<voxos::run_host_actor>(sys, opts.caf_host, opts.caf_port)
+      : sys.middleman().remote_actor<voxos::run_host_actor>(opts.caf_host, opts.caf_port);
   if (!host)
     return fail("cannot reach the run host at " + opts.caf_host + ":"
                 + std::to_string(opts.caf_port) + ": " + sys.render(host.error()));
@@ -268,7 +289,8 @@ int cmd_audit(const options& opts, const std::string& tenant_id, const std::stri
 
 int usage() {
   std::fprintf(stderr,
-               "usage: voxosctl [--data-dir DIR] [--url URL] [--caf HOST:PORT] COMMAND\n"
+               "usage: voxosctl [--data-dir DIR] [--url URL] [--caf HOST:PORT]\n"
+               "                [--tls-cert FILE --tls-key FILE --tls-ca FILE] COMMAND\n"
                "commands: status | metrics | ping | verify | whoami | audit TENANT_ID [LIMIT]\n"
                "          tenants list | tenants create NAME\n"
                "          tokens list TENANT_ID | tokens issue TENANT_ID [LABEL]\n"
@@ -297,6 +319,12 @@ int main(int argc, char** argv) {
         return usage();
       opts.caf_host = hp.substr(0, colon);
       opts.caf_port = static_cast<uint16_t>(std::stoi(hp.substr(colon + 1)));
+    } else if (arg == "--tls-cert" && has_value) {
+      opts.tls_cert = argv[++arg_idx];
+    } else if (arg == "--tls-key" && has_value) {
+      opts.tls_key = argv[++arg_idx];
+    } else if (arg == "--tls-ca" && has_value) {
+      opts.tls_ca = argv[++arg_idx];
     } else if (arg.rfind("--", 0) == 0) {
       return usage();
     } else {

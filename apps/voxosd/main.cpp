@@ -36,12 +36,14 @@ bool write_runtime_file(const voxos::node_config& cfg, const voxos::node& n) {
   auto path = std::filesystem::path{cfg.data_dir} / "runtime.json";
   auto tmp = path;
   tmp += ".tmp";
-  nlohmann::json doc{{"pid", static_cast<int64_t>(::getpid())},
-                     {"node_id", n.node_id()},
-                     {"http_url", "http://" + cfg.http.bind + ":" + std::to_string(n.http_port())},
-                     {"http_port", n.http_port()},
-                     {"caf_host", cfg.caf.bind},
-                     {"caf_port", n.caf_port()}};
+  nlohmann::json doc{
+    {"pid", static_cast<int64_t>(::getpid())},
+    {"node_id", n.node_id()},
+    {"http_url", "http://" + cfg.http.bind + ":" + std::to_string(n.http_port())},
+    {"http_port", n.http_port()},
+    {"caf_host", cfg.caf.bind},
+    {"caf_port", n.caf_port()},
+    {"caf_transport", cfg.caf.transport == voxos::caf_transport::tls ? "tls" : "plain"}};
   {
     std::ofstream out{tmp, std::ios::trunc};
     out << doc.dump(2) << '\n';

@@ -27,6 +27,7 @@
 #include "actors/node/node.hpp"
 #include "actors/run_host/run_host.hpp"
 #include "messages/register.hpp"
+#include "support/child_process.hpp"
 #include "support/temp_dir.hpp"
 #include "support/test_certs.hpp"
 
@@ -281,6 +282,34 @@ TEST_CASE("a node keeps serving TLS after its certificate, key and CA files chan
   }
   expect_trusted_host_served(pki, *server);
   expect_trusted_host_served(pki, *server);
+}
+
+TEST_CASE("voxosctl pings a TLS node with an operator certificate, and says what it lacks") {
+  test_pki pki;
+  auto server = start_node(tls_node_config(pki));
+  auto caf = "127.0.0.1:" + std::to_string(server->caf_port());
+  auto log = [&](const char* name) { return (pki.dir.path() / name).string(); };
+  test::child_process ping{{VOXOSCTL_PATH, "--caf", caf, "--tls-cert",
+                            pki.client.certificate.string(), "--tls-key", pki.client.key.string(),
+                            "--tls-ca", pki.ca.certificate().string(), "ping"},
+                           pki.dir.str(),
+                           log("ping.log")};
+  CHECK(ping.wait_for_line("pong from node " + server->node_id()));
+  CHECK(ping.wait() == 0);
+  // A certificate without its key and CA: refused before connecting.
+  test::child_process half{
+    {VOXOSCTL_PATH, "--caf", caf, "--tls-cert", pki.client.certificate.string(), "ping"},
+    pki.dir.str(),
+    log("half.log")};
+  CHECK(half.wait() == 1);
+  CHECK(half.error_output().find("pass --tls-cert, --tls-key and --tls-ca") != std::string::npos);
+  // A certificate of another CA: the node refuses the handshake.
+  test::child_process stranger{
+    {VOXOSCTL_PATH, "--caf", caf, "--tls-cert", pki.stranger.certificate.string(), "--tls-key",
+     pki.stranger.key.string(), "--tls-ca", pki.ca.certificate().string(), "ping"},
+    pki.dir.str(),
+    log("stranger.log")};
+  CHECK(stranger.wait() == 1);
 }
 
 TEST_CASE("a node whose TLS files are unusable refuses to start and writes nothing") {
