@@ -1,12 +1,18 @@
 #include "transport/json_schema.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cctype>
 #include <cmath>
+#include <cstring>
 #include <map>
+#include <optional>
 #include <regex>
-#include <set>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
+
+#include <simdjson.h>
 
 namespace voxos {
 
@@ -25,29 +31,114 @@ enum type_bit : uint8_t {
   type_integer = 64,
 };
 
+/// A regular expression recognised at compile time as an optional `^`, a
+/// sequence of one-character atoms (a literal, `.`, a class of ASCII
+/// characters and ranges, `\d` `\w` `\D` `\W`, escaped punctuation), each with
+/// an optional quantifier, and an optional `$`. It is matched over code points
+/// by a one-pass simulation of the positions it can be in (no backtracking),
+/// with ECMAScript's meaning: `.` matches neither line terminator, negated
+/// classes match every non-ASCII character, `$` only the end of the text.
+class simple_pattern {
+public:
+  /// Nullopt when `source` is outside the recognised subset.
+  static std::optional<simple_pattern> recognise(std::string_view source);
+
+  bool search(std::string_view text) const noexcept;
+
+private:
+  static constexpr int max_states = 63;
+
+  std::array<uint64_t, 128> ascii_accept_{};       ///< per ASCII character, the states it may pass
+  uint64_t non_ascii_accept_ = 0;                  ///< states any non-ASCII character may pass
+  uint64_t dot_states_ = 0;                        ///< `.` states: not U+2028/U+2029
+  uint64_t repeat_ = 0;                            ///< states that may consume again
+  std::array<uint64_t, max_states + 1> closure_{}; ///< positions reachable consuming nothing
+  int states_ = 0;
+  bool has_optional_ = false;
+  bool anchored_start_ = false;
+  bool anchored_end_ = false;
+};
+
 struct compiled_regex {
   std::string source;
-  std::regex re;
+  std::optional<simple_pattern> simple;
+  std::regex re; ///< used when `simple` is empty
+
+  bool search(std::string_view text) const {
+    if (simple)
+      return simple->search(text);
+    return std::regex_search(text.begin(), text.end(), re);
+  }
+};
+
+/// A property name a node looks up: from `properties` (with its schema),
+/// `required` or the dependencies. The first 64 names get a presence bit.
+struct name_entry {
+  std::string name;
+  const schema_node* sub = nullptr;
+  uint64_t bit = 0;
+};
+
+/// Property names of one node: a linear scan for few, a hash table for more.
+class name_table {
+public:
+  /// Index of `name`, added when new.
+  size_t add(const std::string& name);
+  /// Builds the lookup once every name is added.
+  void seal();
+  /// Index of `key`, or -1.
+  int find(std::string_view key) const noexcept;
+
+  bool empty() const noexcept { return entries_.empty(); }
+  std::vector<name_entry>& entries() noexcept { return entries_; }
+  const name_entry& operator[](size_t idx) const noexcept { return entries_[idx]; }
+
+private:
+  static constexpr size_t linear_limit = 8;
+  static uint64_t hash(std::string_view key) noexcept {
+    uint64_t value = 14695981039346656037ull;
+    for (char c : key)
+      value = (value ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    return value;
+  }
+
+  std::vector<name_entry> entries_;
+  std::vector<uint32_t> sizes_; ///< name sizes, scanned first when linear
+  std::vector<int32_t> slots_;  ///< open addressing, -1 empty; unused up to linear_limit names
+};
+
+/// Keyword groups a node carries, so validation skips absent ones.
+enum keyword_group : uint16_t {
+  group_refs = 1,
+  group_number = 2,
+  group_string = 4,
+  group_object = 8,
+  group_array = 16,
+  group_combinators = 32,
 };
 
 /// One compiled (sub)schema: the keywords it carries, children by pointer.
 /// Pointers refer to nodes owned by the same `schema_store`.
 struct schema_node {
-  std::string path; ///< JSON pointer of this schema in its document
+  // read by every evaluation: kept together
+  uint16_t groups = 0; ///< keyword_group bits
+  uint8_t types = 0;
   bool is_boolean = false;
   bool boolean_value = true;
+  bool is_leaf = false; ///< no subschema: a boolean, or type/enum/const/number/string keywords only
+  bool is_resource = false;
+  bool tracks_evaluation = false; ///< has unevaluatedProperties or unevaluatedItems
+  const json* enum_values = nullptr;
+  const json* const_value = nullptr;
 
+  std::string path; ///< JSON pointer of this schema in its document
   const schema_node* ref = nullptr;
   const schema_node* dynamic_ref = nullptr;
   std::string dynamic_ref_anchor; ///< set when the static target carries this $dynamicAnchor
   /// For schema resource roots: their $dynamicAnchor names (dynamic scope).
   std::map<std::string, const schema_node*> dynamic_anchors;
-  bool is_resource = false;
 
-  uint8_t types = 0;
   std::string type_text;
-  const json* enum_values = nullptr;
-  const json* const_value = nullptr;
 
   std::vector<std::pair<std::string, const schema_node*>> properties;
   std::vector<std::pair<compiled_regex, const schema_node*>> pattern_properties;
@@ -60,6 +151,16 @@ struct schema_node {
   std::string dependent_required_keyword = "dependentRequired";
   std::string dependent_schemas_keyword = "dependentSchemas";
   const schema_node* unevaluated_properties = nullptr;
+  // compiled lookups for the keywords above
+  name_table names;
+  uint64_t required_mask = 0;     ///< presence bits every instance needs
+  bool required_unmasked = false; ///< a required name without a presence bit
+  std::vector<size_t> required_entries;
+  std::vector<size_t> dependent_required_triggers;
+  std::vector<std::vector<size_t>> dependent_required_entries;
+  std::vector<size_t> dependent_schema_triggers;
+  bool additional_false = false;
+  bool visits_members = false;
 
   std::vector<const schema_node*> prefix_items;
   std::string prefix_keyword = "prefixItems";
@@ -76,12 +177,20 @@ struct schema_node {
 
   std::optional<double> minimum, maximum, exclusive_minimum, exclusive_maximum;
   std::optional<json> multiple_of;
+  bool multiple_of_integer = false;
+  uint64_t multiple_of_unsigned = 0;
+  double multiple_of_double = 0;
+
+  std::vector<std::string> enum_strings; ///< when every enum value is a string
+  bool enum_all_strings = false;
 
   std::vector<const schema_node*> all_of, any_of, one_of;
   const schema_node* not_ = nullptr;
   const schema_node* if_ = nullptr;
   const schema_node* then_ = nullptr;
   const schema_node* else_ = nullptr;
+
+  bool uses_dynamic_scope = false; ///< root only: the schema has a $dynamicRef to an anchor
 };
 
 /// Owns the schema documents and every node compiled from them.
@@ -89,6 +198,411 @@ struct schema_store {
   std::vector<std::unique_ptr<json>> documents;
   std::vector<std::unique_ptr<schema_node>> nodes;
 };
+
+// --- simple patterns ---
+
+namespace {
+
+/// One atom of a simple pattern: the characters it matches.
+struct pattern_atom {
+  std::array<uint64_t, 2> ascii{};
+  bool non_ascii = false;
+  bool dot = false;
+
+  void add(unsigned char c) { ascii[c >> 6] |= uint64_t{1} << (c & 63); }
+  void add_range(unsigned char low, unsigned char high) {
+    for (unsigned c = low; c <= high; ++c)
+      add(static_cast<unsigned char>(c));
+  }
+  void add_digits() { add_range('0', '9'); }
+  void add_word() {
+    add_digits();
+    add_range('a', 'z');
+    add_range('A', 'Z');
+    add('_');
+  }
+  void negate() {
+    ascii[0] = ~ascii[0];
+    ascii[1] = ~ascii[1];
+    non_ascii = true;
+  }
+  bool has(unsigned char c) const { return (ascii[c >> 6] >> (c & 63)) & 1; }
+};
+
+bool is_syntax_character(char c) {
+  return c != '\0' && std::strchr("^$\\.*+?()[]{}|", c) != nullptr;
+}
+
+/// A character that stands for itself after a backslash.
+bool is_identity_escape(char c) {
+  return is_syntax_character(c) || c == '-' || c == '/';
+}
+
+/// A control escape (`\n` ...) as its character, or 0.
+char control_escape(char c) {
+  switch (c) {
+  case 'n':
+    return '\n';
+  case 't':
+    return '\t';
+  case 'r':
+    return '\r';
+  case 'f':
+    return '\f';
+  case 'v':
+    return '\v';
+  default:
+    return 0;
+  }
+}
+
+/// Parses a class body after '['; false outside the recognised subset.
+bool parse_class(std::string_view source, size_t& pos, pattern_atom& atom) {
+  bool negated = pos < source.size() && source[pos] == '^';
+  if (negated)
+    ++pos;
+  // reads one class atom: a character (`set` false) or a shorthand class
+  auto read = [&](unsigned char& c, bool& set) {
+    set = false;
+    char first = source[pos++];
+    if (static_cast<unsigned char>(first) >= 0x80)
+      return false;
+    if (first != '\\') {
+      c = static_cast<unsigned char>(first);
+      return true;
+    }
+    if (pos >= source.size())
+      return false;
+    char escaped = source[pos++];
+    if (escaped == 'd' || escaped == 'w') {
+      set = true;
+      c = static_cast<unsigned char>(escaped);
+      return true;
+    }
+    if (char control = control_escape(escaped)) {
+      c = static_cast<unsigned char>(control);
+      return true;
+    }
+    if (is_identity_escape(escaped)) {
+      c = static_cast<unsigned char>(escaped);
+      return true;
+    }
+    return false;
+  };
+  while (pos < source.size() && source[pos] != ']') {
+    unsigned char low = 0;
+    bool low_set = false;
+    if (!read(low, low_set))
+      return false;
+    if (low_set) {
+      if (low == 'd')
+        atom.add_digits();
+      else
+        atom.add_word();
+      continue;
+    }
+    if (pos + 1 < source.size() && source[pos] == '-' && source[pos + 1] != ']') {
+      ++pos;
+      unsigned char high = 0;
+      bool high_set = false;
+      if (!read(high, high_set) || high_set || high < low)
+        return false;
+      atom.add_range(low, high);
+    } else {
+      atom.add(low);
+    }
+  }
+  if (pos >= source.size())
+    return false;
+  ++pos; // ']'
+  if (negated)
+    atom.negate();
+  return true;
+}
+
+/// Parses an optional quantifier; false when malformed or unsupported.
+bool parse_quantifier(std::string_view source, size_t& pos, int& least, int& most) {
+  least = most = 1;
+  if (pos >= source.size())
+    return true;
+  char c = source[pos];
+  if (c == '*' || c == '+' || c == '?') {
+    least = c == '+' ? 1 : 0;
+    most = c == '?' ? 1 : -1;
+    ++pos;
+  } else if (c == '{') {
+    auto number = [&](int& out) {
+      size_t start = pos;
+      out = 0;
+      while (pos < source.size() && std::isdigit(static_cast<unsigned char>(source[pos]))
+             && pos - start < 4)
+        out = out * 10 + (source[pos++] - '0');
+      return pos > start
+             && !(pos < source.size() && std::isdigit(static_cast<unsigned char>(source[pos])));
+    };
+    ++pos;
+    if (!number(least))
+      return false;
+    most = least;
+    if (pos < source.size() && source[pos] == ',') {
+      ++pos;
+      if (pos < source.size() && source[pos] == '}')
+        most = -1;
+      else if (!number(most))
+        return false;
+    }
+    if (pos >= source.size() || source[pos] != '}' || (most >= 0 && most < least))
+      return false;
+    ++pos;
+  } else {
+    return true;
+  }
+  if (pos < source.size() && source[pos] == '?') // lazy: same set of matching texts
+    ++pos;
+  return true;
+}
+
+/// Length of the UTF-8 sequence at `text[pos]` and its code point.
+size_t decode_utf8(std::string_view text, size_t pos, uint32_t& code_point) {
+  auto byte = static_cast<unsigned char>(text[pos]);
+  size_t length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : byte >= 0xC0 ? 2 : 1;
+  if (pos + length > text.size())
+    length = 1;
+  code_point = length == 1 ? byte : byte & (0x7F >> length);
+  for (size_t idx = 1; idx < length; ++idx)
+    code_point = (code_point << 6) | (static_cast<unsigned char>(text[pos + idx]) & 0x3F);
+  return length;
+}
+
+} // namespace
+
+std::optional<simple_pattern> simple_pattern::recognise(std::string_view source) {
+  simple_pattern out;
+  size_t pos = 0;
+  if (pos < source.size() && source[pos] == '^') {
+    out.anchored_start_ = true;
+    ++pos;
+  }
+  struct item {
+    pattern_atom atom;
+    int least, most;
+  };
+  std::vector<item> items;
+  while (pos < source.size()) {
+    char c = source[pos];
+    pattern_atom atom;
+    if (c == '$') {
+      if (pos + 1 != source.size())
+        return std::nullopt;
+      out.anchored_end_ = true;
+      ++pos;
+      break;
+    }
+    if (c == '.') {
+      atom.negate();
+      atom.ascii[0] &= ~((uint64_t{1} << '\n') | (uint64_t{1} << '\r'));
+      atom.dot = true;
+      ++pos;
+    } else if (c == '[') {
+      ++pos;
+      if (!parse_class(source, pos, atom))
+        return std::nullopt;
+    } else if (c == '\\') {
+      if (pos + 1 >= source.size())
+        return std::nullopt;
+      char escaped = source[pos + 1];
+      pos += 2;
+      if (escaped == 'd' || escaped == 'D') {
+        atom.add_digits();
+        if (escaped == 'D')
+          atom.negate();
+      } else if (escaped == 'w' || escaped == 'W') {
+        atom.add_word();
+        if (escaped == 'W')
+          atom.negate();
+      } else if (char control = control_escape(escaped)) {
+        atom.add(static_cast<unsigned char>(control));
+      } else if (is_identity_escape(escaped)) {
+        atom.add(static_cast<unsigned char>(escaped));
+      } else {
+        return std::nullopt;
+      }
+    } else if (static_cast<unsigned char>(c) >= 0x80 || is_syntax_character(c)) {
+      return std::nullopt;
+    } else {
+      atom.add(static_cast<unsigned char>(c));
+      ++pos;
+    }
+    int least = 1;
+    int most = 1;
+    if (!parse_quantifier(source, pos, least, most))
+      return std::nullopt;
+    items.push_back({atom, least, most});
+  }
+
+  // one state per mandatory copy, optional copies after, a repeating copy for
+  // an unbounded maximum
+  uint64_t optional = 0;
+  auto add_state = [&](const pattern_atom& atom, bool is_optional, bool repeats) {
+    if (out.states_ >= max_states)
+      return false;
+    uint64_t bit = uint64_t{1} << out.states_;
+    for (unsigned c = 0; c < 128; ++c)
+      if (atom.has(static_cast<unsigned char>(c)))
+        out.ascii_accept_[c] |= bit;
+    if (atom.non_ascii)
+      out.non_ascii_accept_ |= bit;
+    if (atom.dot)
+      out.dot_states_ |= bit;
+    if (is_optional)
+      optional |= bit;
+    if (repeats)
+      out.repeat_ |= bit;
+    ++out.states_;
+    return true;
+  };
+  for (const auto& [atom, least, most] : items) {
+    for (int copy = 0; copy < least; ++copy)
+      if (!add_state(atom, false, false))
+        return std::nullopt;
+    if (most < 0) {
+      if (!add_state(atom, true, true))
+        return std::nullopt;
+    } else {
+      for (int copy = least; copy < most; ++copy)
+        if (!add_state(atom, true, false))
+          return std::nullopt;
+    }
+  }
+  out.has_optional_ = optional != 0;
+  for (int position = out.states_; position >= 0; --position) {
+    uint64_t closure = uint64_t{1} << position;
+    if (position < out.states_ && ((optional >> position) & 1))
+      closure |= out.closure_[position + 1];
+    out.closure_[position] = closure;
+  }
+  return out;
+}
+
+bool simple_pattern::search(std::string_view text) const noexcept {
+  const uint64_t accept = uint64_t{1} << states_;
+  uint64_t active = closure_[0];
+  if (!anchored_end_ && (active & accept))
+    return true;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    uint64_t passes;
+    auto byte = static_cast<unsigned char>(text[pos]);
+    if (byte < 0x80) {
+      passes = ascii_accept_[byte];
+      ++pos;
+    } else {
+      uint32_t code_point = 0;
+      pos += decode_utf8(text, pos, code_point);
+      passes = non_ascii_accept_;
+      if (code_point == 0x2028 || code_point == 0x2029)
+        passes &= ~dot_states_;
+    }
+    uint64_t moved = active & passes;
+    uint64_t reached = (moved << 1) | (moved & repeat_);
+    uint64_t next = anchored_start_ ? 0 : closure_[0];
+    if (!has_optional_) {
+      next |= reached;
+    } else {
+      while (reached) {
+        next |= closure_[__builtin_ctzll(reached)];
+        reached &= reached - 1;
+      }
+    }
+    active = next;
+    if (!anchored_end_ && (active & accept))
+      return true;
+    if (active == 0)
+      return false;
+  }
+  return (active & accept) != 0;
+}
+
+// --- property name tables ---
+
+namespace {
+
+/// `left` and `right` hold the same `size` bytes (inline for short texts).
+inline bool same_bytes(const char* left, const char* right, size_t size) noexcept {
+  auto load8 = [](const char* at) {
+    uint64_t word;
+    std::memcpy(&word, at, 8);
+    return word;
+  };
+  auto load4 = [](const char* at) {
+    uint32_t word;
+    std::memcpy(&word, at, 4);
+    return word;
+  };
+  if (size >= 8) {
+    if (size > 16)
+      return std::memcmp(left, right, size) == 0;
+    return load8(left) == load8(right) && load8(left + size - 8) == load8(right + size - 8);
+  }
+  if (size >= 4)
+    return load4(left) == load4(right) && load4(left + size - 4) == load4(right + size - 4);
+  for (size_t idx = 0; idx < size; ++idx)
+    if (left[idx] != right[idx])
+      return false;
+  return true;
+}
+
+} // namespace
+
+size_t name_table::add(const std::string& name) {
+  for (size_t idx = 0; idx < entries_.size(); ++idx)
+    if (entries_[idx].name == name)
+      return idx;
+  name_entry entry;
+  entry.name = name;
+  if (entries_.size() < 64)
+    entry.bit = uint64_t{1} << entries_.size();
+  entries_.push_back(std::move(entry));
+  return entries_.size() - 1;
+}
+
+void name_table::seal() {
+  sizes_.clear();
+  for (const auto& entry : entries_)
+    sizes_.push_back(static_cast<uint32_t>(entry.name.size()));
+  if (entries_.size() <= linear_limit)
+    return;
+  size_t size = 16;
+  while (size < entries_.size() * 2)
+    size *= 2;
+  slots_.assign(size, -1);
+  for (size_t idx = 0; idx < entries_.size(); ++idx) {
+    size_t slot = hash(entries_[idx].name) & (size - 1);
+    while (slots_[slot] >= 0)
+      slot = (slot + 1) & (size - 1);
+    slots_[slot] = static_cast<int32_t>(idx);
+  }
+}
+
+int name_table::find(std::string_view key) const noexcept {
+  if (slots_.empty()) {
+    const size_t count = sizes_.size();
+    for (size_t idx = 0; idx < count; ++idx)
+      if (sizes_[idx] == key.size()
+          && same_bytes(entries_[idx].name.data(), key.data(), key.size()))
+        return static_cast<int>(idx);
+    return -1;
+  }
+  size_t mask = slots_.size() - 1;
+  for (size_t slot = hash(key) & mask;; slot = (slot + 1) & mask) {
+    int32_t idx = slots_[slot];
+    if (idx < 0)
+      return -1;
+    const auto& name = entries_[static_cast<size_t>(idx)].name;
+    if (name.size() == key.size() && same_bytes(name.data(), key.data(), key.size()))
+      return idx;
+  }
+}
 
 } // namespace detail
 
@@ -294,6 +808,7 @@ public:
     node.path = loc.pointer;
     if (schema.is_boolean()) {
       node.is_boolean = true;
+      node.is_leaf = true;
       node.boolean_value = schema.get<bool>();
       return &node;
     }
@@ -302,6 +817,7 @@ public:
       return &node;
     }
     compile_keywords(schema, node, loc);
+    seal(node);
     return &node;
   }
 
@@ -497,8 +1013,14 @@ private:
   }
 
   std::optional<detail::compiled_regex> regex(const std::string& source, const std::string& path) {
+    detail::compiled_regex out;
+    out.source = source;
+    out.simple = detail::simple_pattern::recognise(source);
+    if (out.simple)
+      return out;
     try {
-      return detail::compiled_regex{source, std::regex(source, std::regex::ECMAScript)};
+      out.re = std::regex(source, std::regex::ECMAScript);
+      return out;
     } catch (const std::regex_error&) {
       fail(path, "invalid regular expression");
       return std::nullopt;
@@ -519,6 +1041,54 @@ private:
       out.push_back(item.get<std::string>());
     }
     return out;
+  }
+
+  /// Compile-time work for validation: the property name table, presence
+  /// bits of required and dependency names, the keyword groups present.
+  static void seal(schema_node& node) {
+    using namespace detail;
+    for (const auto& [name, sub_node] : node.properties)
+      node.names.entries()[node.names.add(name)].sub = sub_node;
+    for (const auto& name : node.required) {
+      size_t entry = node.names.add(name);
+      node.required_entries.push_back(entry);
+      node.required_mask |= node.names.entries()[entry].bit;
+      node.required_unmasked = node.required_unmasked || node.names.entries()[entry].bit == 0;
+    }
+    for (const auto& [name, needed] : node.dependent_required) {
+      node.dependent_required_triggers.push_back(node.names.add(name));
+      auto& entries = node.dependent_required_entries.emplace_back();
+      for (const auto& other : needed)
+        entries.push_back(node.names.add(other));
+    }
+    for (const auto& [name, sub_node] : node.dependent_schemas)
+      node.dependent_schema_triggers.push_back(node.names.add(name));
+    node.names.seal();
+    node.additional_false = node.additional_properties && node.additional_properties->is_boolean
+                            && !node.additional_properties->boolean_value;
+    node.visits_members = !node.names.empty() || !node.pattern_properties.empty()
+                          || node.additional_properties || node.property_names;
+    node.tracks_evaluation = node.unevaluated_properties || node.unevaluated_items;
+
+    if (node.ref || node.dynamic_ref || !node.dynamic_ref_anchor.empty())
+      node.groups |= group_refs;
+    if (node.minimum || node.maximum || node.exclusive_minimum || node.exclusive_maximum
+        || node.multiple_of)
+      node.groups |= group_number;
+    if (node.min_length || node.max_length || node.pattern)
+      node.groups |= group_string;
+    if (node.visits_members || node.min_properties || node.max_properties
+        || !node.dependent_required.empty() || !node.dependent_schemas.empty()
+        || node.unevaluated_properties)
+      node.groups |= group_object;
+    if (!node.prefix_items.empty() || node.items || node.min_items || node.max_items
+        || node.unique_items || node.contains || node.unevaluated_items)
+      node.groups |= group_array;
+    if (!node.all_of.empty() || !node.any_of.empty() || !node.one_of.empty() || node.not_
+        || node.if_)
+      node.groups |= group_combinators;
+    node.is_leaf = !(node.groups & (group_refs | group_object | group_array | group_combinators))
+                   && !node.tracks_evaluation;
   }
 
   void compile_keywords(const json& schema, schema_node& node, const location& loc) {
@@ -581,8 +1151,14 @@ private:
     if (auto found = schema.find("enum"); found != schema.end()) {
       if (!found->is_array())
         fail(at + "/enum", "must be an array");
-      else
+      else {
         node.enum_values = &*found;
+        node.enum_all_strings = std::all_of(found->begin(), found->end(),
+                                            [](const json& item) { return item.is_string(); });
+        if (node.enum_all_strings)
+          for (const auto& item : *found)
+            node.enum_strings.push_back(item.get<std::string>());
+      }
     }
     if (auto found = schema.find("const"); found != schema.end())
       node.const_value = &*found;
@@ -693,8 +1269,13 @@ private:
     if (auto found = schema.find("multipleOf"); found != schema.end()) {
       if (!found->is_number() || found->get<double>() <= 0)
         fail(at + "/multipleOf", "must be a number greater than 0");
-      else
+      else {
         node.multiple_of = *found;
+        node.multiple_of_integer = found->is_number_integer();
+        if (node.multiple_of_integer)
+          node.multiple_of_unsigned = found->get<uint64_t>();
+        node.multiple_of_double = found->get<double>();
+      }
     }
 
     // combinators and conditionals
@@ -731,66 +1312,260 @@ private:
 
 // --- validation ---
 
-/// What a successful evaluation covered, for unevaluated*.
-struct annotations {
-  std::set<std::string> properties;
-  size_t prefix_items = 0;
-  bool all_items = false;
-  std::set<size_t> item_indices;
+using simdjson::dom::element;
+using simdjson::dom::element_type;
 
+/// What a successful evaluation covered, for unevaluated*: members of the
+/// object or items of the array by their index.
+struct annotations {
+  size_t prefix_items = 0;
+  bool all = false; ///< every member or item
+  std::array<uint64_t, 2> first_bits{};
+  std::vector<uint64_t> more_bits; ///< indices from 128 on
+
+  void mark(size_t idx) {
+    if (idx < 128) {
+      first_bits[idx >> 6] |= uint64_t{1} << (idx & 63);
+      return;
+    }
+    size_t word = (idx - 128) >> 6;
+    if (more_bits.size() <= word)
+      more_bits.resize(word + 1);
+    more_bits[word] |= uint64_t{1} << (idx & 63);
+  }
+  bool has(size_t idx) const {
+    if (idx < 128)
+      return (first_bits[idx >> 6] >> (idx & 63)) & 1;
+    size_t word = (idx - 128) >> 6;
+    return word < more_bits.size() && ((more_bits[word] >> (idx & 63)) & 1);
+  }
   void merge(const annotations& other) {
-    properties.insert(other.properties.begin(), other.properties.end());
     prefix_items = std::max(prefix_items, other.prefix_items);
-    all_items = all_items || other.all_items;
-    item_indices.insert(other.item_indices.begin(), other.item_indices.end());
+    all = all || other.all;
+    first_bits[0] |= other.first_bits[0];
+    first_bits[1] |= other.first_bits[1];
+    if (more_bits.size() < other.more_bits.size())
+      more_bits.resize(other.more_bits.size());
+    for (size_t word = 0; word < other.more_bits.size(); ++word)
+      more_bits[word] |= other.more_bits[word];
   }
 };
 
-size_t code_points(const std::string& text) {
+/// A location in the instance, on the stack while validation descends;
+/// spelled as a JSON pointer only when an error names it.
+struct path_link {
+  const path_link* parent;
+  std::string_view key;
+  size_t index;
+  bool is_key;
+};
+
+std::string to_pointer(const path_link* at) {
+  std::vector<const path_link*> chain;
+  for (; at; at = at->parent)
+    chain.push_back(at);
+  std::string out;
+  for (auto link = chain.rbegin(); link != chain.rend(); ++link) {
+    out += '/';
+    if ((*link)->is_key)
+      out += escape_pointer_token(std::string((*link)->key));
+    else
+      out += std::to_string((*link)->index);
+  }
+  return out;
+}
+
+size_t code_points(std::string_view text) {
   return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char c) {
     return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
   }));
 }
 
-bool is_integer(const json& value) {
-  if (value.is_number_integer())
-    return true;
-  if (!value.is_number_float())
-    return false;
-  double number = value.get<double>();
-  return std::isfinite(number) && std::floor(number) == number;
+bool is_number(element_type kind) {
+  return kind == element_type::INT64 || kind == element_type::UINT64
+         || kind == element_type::DOUBLE;
 }
 
-bool matches_type(uint8_t types, const json& value) {
+uint8_t type_bits(element value) {
   using namespace detail;
   switch (value.type()) {
-  case json::value_t::null:
-    return types & type_null;
-  case json::value_t::boolean:
-    return types & type_boolean;
-  case json::value_t::object:
-    return types & type_object;
-  case json::value_t::array:
-    return types & type_array;
-  case json::value_t::string:
-    return types & type_string;
-  case json::value_t::number_integer:
-  case json::value_t::number_unsigned:
-    return types & (type_number | type_integer);
-  case json::value_t::number_float:
-    return (types & type_number) || ((types & type_integer) && is_integer(value));
+  case element_type::NULL_VALUE:
+    return type_null;
+  case element_type::BOOL:
+    return type_boolean;
+  case element_type::OBJECT:
+    return type_object;
+  case element_type::ARRAY:
+    return type_array;
+  case element_type::STRING:
+    return type_string;
+  case element_type::INT64:
+  case element_type::UINT64:
+    return type_number | type_integer;
+  case element_type::DOUBLE: {
+    double number = value.get_double().value_unsafe();
+    return std::isfinite(number) && std::floor(number) == number ? type_number | type_integer
+                                                                 : type_number;
+  }
+  }
+  return 0;
+}
+
+/// A number of the instance or of the schema, as JSON gave it.
+struct number_view {
+  enum class kind : uint8_t { negative, non_negative, floating };
+  kind which = kind::floating;
+  uint64_t magnitude = 0; ///< integers: the absolute value
+  double value = 0;
+};
+
+number_view number_of(element value) {
+  number_view out;
+  switch (value.type()) {
+  case element_type::INT64: {
+    int64_t number = value.get_int64().value_unsafe();
+    out.which = number < 0 ? number_view::kind::negative : number_view::kind::non_negative;
+    out.magnitude =
+      number < 0 ? uint64_t{0} - static_cast<uint64_t>(number) : static_cast<uint64_t>(number);
+    out.value = static_cast<double>(number);
+    break;
+  }
+  case element_type::UINT64:
+    out.which = number_view::kind::non_negative;
+    out.magnitude = value.get_uint64().value_unsafe();
+    out.value = static_cast<double>(out.magnitude);
+    break;
+  default:
+    out.value = value.get_double().value_unsafe();
+  }
+  return out;
+}
+
+number_view number_of(const json& value) {
+  number_view out;
+  if (value.is_number_unsigned()) {
+    out.which = number_view::kind::non_negative;
+    out.magnitude = value.get<uint64_t>();
+  } else if (value.is_number_integer()) {
+    int64_t number = value.get<int64_t>();
+    out.which = number < 0 ? number_view::kind::negative : number_view::kind::non_negative;
+    out.magnitude =
+      number < 0 ? uint64_t{0} - static_cast<uint64_t>(number) : static_cast<uint64_t>(number);
+  }
+  out.value = value.get<double>();
+  return out;
+}
+
+/// JSON equality of numbers: integers exactly, otherwise as doubles.
+bool numbers_equal(const number_view& left, const number_view& right) {
+  if (left.which != number_view::kind::floating && right.which != number_view::kind::floating)
+    return left.which == right.which && left.magnitude == right.magnitude;
+  return left.value == right.value;
+}
+
+/// JSON equality (numbers by value, objects regardless of member order).
+bool equal(element left, element right) {
+  element_type kind = left.type();
+  if (is_number(kind))
+    return is_number(right.type()) && numbers_equal(number_of(left), number_of(right));
+  if (kind != right.type())
+    return false;
+  switch (kind) {
+  case element_type::NULL_VALUE:
+    return true;
+  case element_type::BOOL:
+    return left.get_bool().value_unsafe() == right.get_bool().value_unsafe();
+  case element_type::STRING:
+    return left.get_string().value_unsafe() == right.get_string().value_unsafe();
+  case element_type::ARRAY: {
+    auto left_array = left.get_array().value_unsafe();
+    auto right_array = right.get_array().value_unsafe();
+    if (left_array.size() != right_array.size())
+      return false;
+    auto right_item = right_array.begin();
+    for (element left_item : left_array) {
+      if (!equal(left_item, *right_item))
+        return false;
+      ++right_item;
+    }
+    return true;
+  }
+  case element_type::OBJECT: {
+    auto left_object = left.get_object().value_unsafe();
+    auto right_object = right.get_object().value_unsafe();
+    if (left_object.size() != right_object.size())
+      return false;
+    for (auto field : left_object) {
+      element other;
+      if (right_object.at_key(field.key).get(other) != simdjson::SUCCESS
+          || !equal(field.value, other))
+        return false;
+    }
+    return true;
+  }
   default:
     return false;
   }
 }
 
-bool is_multiple(const json& value, const json& divisor) {
-  if (value.is_number_integer() && divisor.is_number_integer()) {
-    if (value.is_number_unsigned() || divisor.is_number_unsigned())
-      return value.get<uint64_t>() % divisor.get<uint64_t>() == 0;
-    return value.get<int64_t>() % divisor.get<int64_t>() == 0;
+/// JSON equality of an instance value and a schema constant.
+bool equal(element left, const json& right) {
+  element_type kind = left.type();
+  if (is_number(kind))
+    return right.is_number() && numbers_equal(number_of(left), number_of(right));
+  switch (kind) {
+  case element_type::NULL_VALUE:
+    return right.is_null();
+  case element_type::BOOL:
+    return right.is_boolean() && left.get_bool().value_unsafe() == right.get<bool>();
+  case element_type::STRING:
+    return right.is_string()
+           && left.get_string().value_unsafe() == right.get_ref<const std::string&>();
+  case element_type::ARRAY: {
+    auto array = left.get_array().value_unsafe();
+    if (!right.is_array() || array.size() != right.size())
+      return false;
+    size_t item_idx = 0;
+    for (element item : array)
+      if (!equal(item, right[item_idx++]))
+        return false;
+    return true;
   }
-  double quotient = value.get<double>() / divisor.get<double>();
+  case element_type::OBJECT: {
+    auto object = left.get_object().value_unsafe();
+    if (!right.is_object() || object.size() != right.size())
+      return false;
+    for (auto field : object) {
+      auto found = right.find(std::string(field.key));
+      if (found == right.end() || !equal(field.value, *found))
+        return false;
+    }
+    return true;
+  }
+  default:
+    return false;
+  }
+}
+
+bool enum_contains(const schema_node& node, element value) {
+  if (node.enum_all_strings) {
+    if (value.type() != element_type::STRING)
+      return false;
+    std::string_view text = value.get_string().value_unsafe();
+    return std::any_of(node.enum_strings.begin(), node.enum_strings.end(), [&](const auto& item) {
+      return item.size() == text.size()
+             && detail::same_bytes(item.data(), text.data(), text.size());
+    });
+  }
+  return std::any_of(node.enum_values->begin(), node.enum_values->end(),
+                     [&](const json& candidate) { return equal(value, candidate); });
+}
+
+bool is_multiple(element value, const schema_node& node) {
+  element_type kind = value.type();
+  if (node.multiple_of_integer && (kind == element_type::INT64 || kind == element_type::UINT64))
+    return number_of(value).magnitude % node.multiple_of_unsigned == 0;
+  double quotient = number_of(value).value / node.multiple_of_double;
   if (!std::isfinite(quotient))
     return false;
   return std::fabs(quotient - std::round(quotient)) < 1e-9 * std::max(1.0, std::fabs(quotient));
@@ -803,69 +1578,179 @@ std::string format_number(double number) {
   return as_json.dump();
 }
 
-class instance_validator {
-public:
-  /// Checks `value` against `node`; appends errors to `out` when it is not
-  /// null (otherwise stops at the first failure).
-  bool check(const schema_node& node, const json& value, const std::string& at,
-             std::vector<schema_error>* out, annotations& seen, int depth) {
-    auto report = [&](const std::string& keyword, std::string constraint,
-                      const std::string& where) {
-      if (out)
-        out->push_back({where, node.path + "/" + keyword, std::move(constraint)});
-    };
-    if (depth > max_validation_depth) {
-      report("",
-             "schema evaluation exceeds the maximum depth of "
-               + std::to_string(max_validation_depth) + " (recursive $ref?)",
-             at);
-      if (out)
-        out->back().schema_path = node.path;
-      return false;
-    }
-    if (node.is_boolean) {
-      if (!node.boolean_value && out)
-        out->push_back({at, node.path, "no value is allowed here (false schema)"});
-      return node.boolean_value;
-    }
-    // dynamic scope: entered schema resources, outermost first
-    struct scope_guard {
-      std::vector<const schema_node*>* scope;
-      ~scope_guard() {
-        if (scope)
-          scope->pop_back();
-      }
-    } guard{node.is_resource ? &scope_ : nullptr};
-    if (node.is_resource)
-      scope_.push_back(&node);
-    bool valid = true;
-    auto fail = [&](const std::string& keyword, std::string constraint, const std::string& where) {
-      valid = false;
-      report(keyword, std::move(constraint), where);
-      return out == nullptr; // true: stop now
-    };
-    auto apply = [&](const schema_node* sub, const json& target, const std::string& where,
-                     annotations& into) {
-      annotations local;
-      bool ok = check(*sub, target, where, out, local, depth + 1);
-      if (ok)
-        into.merge(local);
-      else
-        valid = false;
-      return ok;
-    };
-    auto probe = [&](const schema_node* sub, const json& target, annotations* into) {
-      annotations local;
-      bool ok = check(*sub, target, at, nullptr, local, depth + 1);
-      if (ok && into)
-        into->merge(local);
-      return ok;
-    };
+/// A property name as a string instance (for propertyNames), parsed into a
+/// document of the calling thread's own; valid until the next call.
+std::optional<element> key_instance(std::string_view key) {
+  thread_local simdjson::dom::parser key_parser;
+  std::string text = json(std::string(key)).dump(-1, ' ', false, json::error_handler_t::replace);
+  element out;
+  if (key_parser.parse(text).get(out) != simdjson::SUCCESS)
+    return std::nullopt;
+  return out;
+}
 
-    // references
+/// Type bits of each element kind (indexed by its tape character); a double
+/// is an integer too when it has no fraction, which `type_matches` checks.
+constexpr std::array<uint8_t, 128> kind_type_bits = [] {
+  using namespace detail;
+  std::array<uint8_t, 128> bits{};
+  bits[static_cast<uint8_t>(element_type::NULL_VALUE)] = type_null;
+  bits[static_cast<uint8_t>(element_type::BOOL)] = type_boolean;
+  bits[static_cast<uint8_t>(element_type::OBJECT)] = type_object;
+  bits[static_cast<uint8_t>(element_type::ARRAY)] = type_array;
+  bits[static_cast<uint8_t>(element_type::STRING)] = type_string;
+  bits[static_cast<uint8_t>(element_type::INT64)] = type_number | type_integer;
+  bits[static_cast<uint8_t>(element_type::UINT64)] = type_number | type_integer;
+  bits[static_cast<uint8_t>(element_type::DOUBLE)] = type_number;
+  return bits;
+}();
+
+inline bool type_matches(uint8_t types, element_type kind, element value) {
+  if (types & kind_type_bits[static_cast<uint8_t>(kind) & 127])
+    return true;
+  return kind == element_type::DOUBLE && (types & detail::type_integer)
+         && (type_bits(value) & detail::type_integer);
+}
+
+/// The boolean check of a leaf node (no subschemas).
+bool leaf_valid(const schema_node& node, element value) {
+  if (node.is_boolean)
+    return node.boolean_value;
+  element_type kind = value.type();
+  if (node.types && !type_matches(node.types, kind, value))
+    return false;
+  if (node.enum_values && !enum_contains(node, value))
+    return false;
+  if (node.const_value && !equal(value, *node.const_value))
+    return false;
+  if ((node.groups & detail::group_number) && is_number(kind)) {
+    double number = number_of(value).value;
+    if ((node.minimum && number < *node.minimum) || (node.maximum && number > *node.maximum)
+        || (node.exclusive_minimum && number <= *node.exclusive_minimum)
+        || (node.exclusive_maximum && number >= *node.exclusive_maximum)
+        || (node.multiple_of && !is_multiple(value, node)))
+      return false;
+  }
+  if ((node.groups & detail::group_string) && kind == element_type::STRING) {
+    std::string_view text = value.get_string().value_unsafe();
+    if (node.min_length && text.size() < *node.min_length * 4
+        && code_points(text) < *node.min_length)
+      return false;
+    if (node.max_length && text.size() > *node.max_length && code_points(text) > *node.max_length)
+      return false;
+    if (node.pattern && !node.pattern->search(text))
+      return false;
+  }
+  return true;
+}
+
+/// State of one validation pass: where errors go (none in the boolean pass)
+/// and the dynamic scope (entered schema resources, outermost first).
+struct eval_context {
+  std::vector<schema_error>* errors = nullptr;
+  bool dynamic = false;
+  int scope_size = 0;
+  std::array<const schema_node*, max_validation_depth + 2> scope;
+};
+
+template <bool Collect>
+bool check(eval_context& ctx, const schema_node& node, element value, const path_link* at,
+           annotations* seen, int depth);
+
+/// Checks a member or item against its subschema; leaves take a short way in
+/// the boolean pass.
+template <bool Collect>
+inline bool descend(eval_context& ctx, const schema_node& sub, element target,
+                    const path_link* where, int depth) {
+  if constexpr (!Collect)
+    if (sub.is_leaf && depth <= max_validation_depth)
+      return leaf_valid(sub, target);
+  return check<Collect>(ctx, sub, target, where, nullptr, depth);
+}
+
+/// Checks `value` against `node`. `Collect` false: the boolean pass, stops at
+/// the first failure and allocates nothing; true: lists every error. `seen`,
+/// when not null, receives what this evaluation covered (an enclosing
+/// unevaluated* observes it).
+template <bool Collect>
+bool check(eval_context& ctx, const schema_node& node, element value, const path_link* at,
+           annotations* seen, int depth) {
+  if (depth > max_validation_depth) {
+    if constexpr (Collect)
+      ctx.errors->push_back({to_pointer(at), node.path,
+                             "schema evaluation exceeds the maximum depth of "
+                               + std::to_string(max_validation_depth) + " (recursive $ref?)"});
+    return false;
+  }
+  if constexpr (!Collect)
+    if (node.is_leaf)
+      return leaf_valid(node, value);
+  if (node.is_boolean) {
+    if constexpr (Collect)
+      if (!node.boolean_value)
+        ctx.errors->push_back(
+          {to_pointer(at), node.path, "no value is allowed here (false schema)"});
+    return node.boolean_value;
+  }
+  // dynamic scope
+  struct scope_guard {
+    eval_context* ctx;
+    ~scope_guard() {
+      if (ctx)
+        --ctx->scope_size;
+    }
+  } guard{ctx.dynamic && node.is_resource ? &ctx : nullptr};
+  if (guard.ctx)
+    ctx.scope[static_cast<size_t>(ctx.scope_size++)] = &node;
+
+  element_type kind = value.type();
+  bool valid = true;
+  // records a failure; true when validation goes on (the collecting pass)
+  auto fail = [&](std::string_view keyword, auto&& constraint, const path_link* where) {
+    valid = false;
+    if constexpr (Collect)
+      ctx.errors->push_back(
+        {to_pointer(where), node.path + "/" + std::string(keyword), std::string(constraint())});
+    return Collect;
+  };
+  auto apply = [&](const schema_node& sub, element target, const path_link* where,
+                   annotations* into) {
+    bool ok;
+    if (!into) {
+      ok = check<Collect>(ctx, sub, target, where, nullptr, depth + 1);
+    } else {
+      annotations local;
+      ok = check<Collect>(ctx, sub, target, where, &local, depth + 1);
+      if (ok)
+        into->merge(local);
+    }
+    valid = valid && ok;
+    return ok;
+  };
+  // a member or item against its subschema (no annotations cross into a child)
+  auto child = [&](const schema_node& sub, element target, const path_link* where) {
+    bool ok = descend<Collect>(ctx, sub, target, where, depth + 1);
+    valid = valid && ok;
+    return ok;
+  };
+  auto probe = [&](const schema_node& sub, annotations* into) {
+    if (!into)
+      return descend<false>(ctx, sub, value, at, depth + 1);
+    annotations local;
+    bool ok = check<false>(ctx, sub, value, at, &local, depth + 1);
+    if (ok)
+      into->merge(local);
+    return ok;
+  };
+  std::optional<annotations> own;
+  annotations* track = seen ? seen : node.tracks_evaluation ? &own.emplace() : nullptr;
+
+  // references
+  if (node.groups & detail::group_refs) {
     const schema_node* dynamic_target = node.dynamic_ref;
     if (!node.dynamic_ref_anchor.empty()) {
-      for (const schema_node* resource : scope_) {
+      for (int scope_idx = 0; scope_idx < ctx.scope_size; ++scope_idx) {
+        const schema_node* resource = ctx.scope[static_cast<size_t>(scope_idx)];
         auto anchor = resource->dynamic_anchors.find(node.dynamic_ref_anchor);
         if (anchor != resource->dynamic_anchors.end()) {
           dynamic_target = anchor->second;
@@ -873,282 +1758,394 @@ public:
         }
       }
     }
-    for (const schema_node* ref : {node.ref, dynamic_target}) {
-      if (ref && !apply(ref, value, at, seen) && !out)
+    for (const schema_node* ref : {node.ref, dynamic_target})
+      if (ref && !apply(*ref, value, at, track) && !Collect)
         return false;
-    }
+  }
 
-    // type, enum, const
-    if (node.types && !matches_type(node.types, value)
-        && fail("type", "expected type " + node.type_text, at))
+  // type, enum, const
+  if (node.types && !type_matches(node.types, kind, value)
+      && !fail(
+        "type", [&] { return "expected type " + node.type_text; }, at))
+    return false;
+  if (node.enum_values && !enum_contains(node, value)
+      && !fail(
+        "enum",
+        [&] {
+          return "value is not one of the " + std::to_string(node.enum_values->size())
+                 + " allowed values";
+        },
+        at))
+    return false;
+  if (node.const_value && !equal(value, *node.const_value)
+      && !fail(
+        "const", [] { return "value does not equal the required constant"; }, at))
+    return false;
+
+  // numbers
+  if ((node.groups & detail::group_number) && is_number(kind)) {
+    double number = number_of(value).value;
+    if (node.minimum && number < *node.minimum
+        && !fail(
+          "minimum",
+          [&] { return "number is less than the minimum " + format_number(*node.minimum); }, at))
       return false;
-    if (node.enum_values
-        && std::find(node.enum_values->begin(), node.enum_values->end(), value)
-             == node.enum_values->end()
-        && fail("enum",
-                "value is not one of the " + std::to_string(node.enum_values->size())
-                  + " allowed values",
-                at))
+    if (node.maximum && number > *node.maximum
+        && !fail(
+          "maximum",
+          [&] { return "number is greater than the maximum " + format_number(*node.maximum); }, at))
       return false;
-    if (node.const_value && !(*node.const_value == value)
-        && fail("const", "value does not equal the required constant", at))
+    if (node.exclusive_minimum && number <= *node.exclusive_minimum
+        && !fail(
+          "exclusiveMinimum",
+          [&] {
+            return "number is not greater than the exclusive minimum "
+                   + format_number(*node.exclusive_minimum);
+          },
+          at))
       return false;
+    if (node.exclusive_maximum && number >= *node.exclusive_maximum
+        && !fail(
+          "exclusiveMaximum",
+          [&] {
+            return "number is not less than the exclusive maximum "
+                   + format_number(*node.exclusive_maximum);
+          },
+          at))
+      return false;
+    if (node.multiple_of && !is_multiple(value, node)
+        && !fail(
+          "multipleOf", [&] { return "number is not a multiple of " + node.multiple_of->dump(); },
+          at))
+      return false;
+  }
 
-    // numbers
-    if (value.is_number()) {
-      double number = value.get<double>();
-      if (node.minimum && number < *node.minimum
-          && fail("minimum", "number is less than the minimum " + format_number(*node.minimum), at))
-        return false;
-      if (node.maximum && number > *node.maximum
-          && fail("maximum", "number is greater than the maximum " + format_number(*node.maximum),
-                  at))
-        return false;
-      if (node.exclusive_minimum && number <= *node.exclusive_minimum
-          && fail("exclusiveMinimum",
-                  "number is not greater than the exclusive minimum "
-                    + format_number(*node.exclusive_minimum),
-                  at))
-        return false;
-      if (node.exclusive_maximum && number >= *node.exclusive_maximum
-          && fail("exclusiveMaximum",
-                  "number is not less than the exclusive maximum "
-                    + format_number(*node.exclusive_maximum),
-                  at))
-        return false;
-      if (node.multiple_of && !is_multiple(value, *node.multiple_of)
-          && fail("multipleOf", "number is not a multiple of " + node.multiple_of->dump(), at))
-        return false;
-    }
+  // strings
+  if ((node.groups & detail::group_string) && kind == element_type::STRING) {
+    std::string_view text = value.get_string().value_unsafe();
+    // a code point takes 1 to 4 bytes: count only when the byte length cannot decide
+    bool count = (node.min_length && text.size() < *node.min_length * 4)
+                 || (node.max_length && text.size() > *node.max_length);
+    size_t length = count ? code_points(text) : text.size();
+    if (node.min_length && count && length < *node.min_length
+        && !fail(
+          "minLength",
+          [&] {
+            return "string is shorter than " + std::to_string(*node.min_length) + " characters";
+          },
+          at))
+      return false;
+    if (node.max_length && length > *node.max_length
+        && !fail(
+          "maxLength",
+          [&] {
+            return "string is longer than " + std::to_string(*node.max_length) + " characters";
+          },
+          at))
+      return false;
+    if (node.pattern && !node.pattern->search(text)
+        && !fail(
+          "pattern",
+          [&] { return "string does not match the pattern '" + node.pattern->source + "'"; }, at))
+      return false;
+  }
 
-    // strings
-    if (value.is_string()) {
-      const auto& text = value.get_ref<const std::string&>();
-      size_t length = (node.min_length || node.max_length) ? code_points(text) : 0;
-      if (node.min_length && length < *node.min_length
-          && fail("minLength",
-                  "string is shorter than " + std::to_string(*node.min_length) + " characters", at))
-        return false;
-      if (node.max_length && length > *node.max_length
-          && fail("maxLength",
-                  "string is longer than " + std::to_string(*node.max_length) + " characters", at))
-        return false;
-      if (node.pattern && !std::regex_search(text, node.pattern->re)
-          && fail("pattern", "string does not match the pattern '" + node.pattern->source + "'",
-                  at))
-        return false;
-    }
-
-    // objects
-    if (value.is_object()) {
-      for (const auto& name : node.required) {
-        if (!value.contains(name)
-            && fail("required", "required property '" + name + "' is missing", at))
-          return false;
-      }
-      if (node.min_properties && value.size() < *node.min_properties
-          && fail("minProperties",
-                  "object has fewer than " + std::to_string(*node.min_properties) + " properties",
-                  at))
-        return false;
-      if (node.max_properties && value.size() > *node.max_properties
-          && fail("maxProperties",
-                  "object has more than " + std::to_string(*node.max_properties) + " properties",
-                  at))
-        return false;
-      for (const auto& [name, member] : value.items()) {
-        std::string where = at + "/" + escape_pointer_token(name);
+  // objects
+  if ((node.groups & detail::group_object) && kind == element_type::OBJECT) {
+    auto object = value.get_object().value_unsafe();
+    uint64_t present = 0;
+    if (node.visits_members) {
+      size_t member_idx = 0;
+      for (auto field : object) {
+        path_link where{at, field.key, 0, true};
         bool matched = false;
-        for (const auto& [prop, sub] : node.properties) {
-          if (prop == name) {
-            matched = true;
-            annotations ignored;
-            if (!apply(sub, member, where, ignored) && !out)
-              return false;
+        if (!node.names.empty()) {
+          int entry = node.names.find(field.key);
+          if (entry >= 0) {
+            const auto& found = node.names[static_cast<size_t>(entry)];
+            present |= found.bit;
+            if (found.sub) {
+              matched = true;
+              if (!child(*found.sub, field.value, &where) && !Collect)
+                return false;
+            }
           }
         }
         for (const auto& [re, sub] : node.pattern_properties) {
-          if (std::regex_search(name, re.re)) {
+          if (re.search(field.key)) {
             matched = true;
-            annotations ignored;
-            if (!apply(sub, member, where, ignored) && !out)
+            if (!child(*sub, field.value, &where) && !Collect)
               return false;
           }
         }
-        if (matched)
-          seen.properties.insert(name);
         if (!matched && node.additional_properties) {
-          annotations ignored;
-          if (node.additional_properties->is_boolean
-              && !node.additional_properties->boolean_value) {
-            if (fail("additionalProperties", "additional property is not allowed", where))
+          if (node.additional_false) {
+            if (!fail(
+                  "additionalProperties", [] { return "additional property is not allowed"; },
+                  &where))
               return false;
-          } else if (!apply(node.additional_properties, member, where, ignored) && !out) {
+          } else if (!child(*node.additional_properties, field.value, &where) && !Collect) {
             return false;
           }
-          seen.properties.insert(name);
+          matched = true;
         }
+        if (matched && track)
+          track->mark(member_idx);
         if (node.property_names) {
-          annotations ignored;
-          json key = name;
-          if (!check(*node.property_names, key, where, nullptr, ignored, depth + 1)
-              && fail("propertyNames", "property name does not match the propertyNames schema",
-                      where))
+          auto key = key_instance(field.key);
+          if ((!key || !check<false>(ctx, *node.property_names, *key, &where, nullptr, depth + 1))
+              && !fail(
+                "propertyNames",
+                [] { return "property name does not match the propertyNames schema"; }, &where))
             return false;
         }
+        ++member_idx;
       }
-      for (const auto& [name, needed] : node.dependent_required) {
-        if (!value.contains(name))
-          continue;
-        for (const auto& other : needed) {
-          if (!value.contains(other)
-              && fail(node.dependent_required_keyword + "/" + escape_pointer_token(name),
-                      "property '" + other + "' is required when '" + name + "' is present", at))
-            return false;
-        }
-      }
-      for (const auto& [name, sub] : node.dependent_schemas) {
-        if (value.contains(name) && !apply(sub, value, at, seen) && !out)
+    }
+    // presence of a named member: its bit, or a scan past 64 names
+    auto has = [&](size_t entry) {
+      const auto& name = node.names[entry];
+      if (name.bit)
+        return (present & name.bit) != 0;
+      for (auto field : object)
+        if (field.key == name.name)
+          return true;
+      return false;
+    };
+    if ((present & node.required_mask) != node.required_mask || node.required_unmasked) {
+      for (size_t required_idx = 0; required_idx < node.required.size(); ++required_idx) {
+        if (!has(node.required_entries[required_idx])
+            && !fail(
+              "required",
+              [&] { return "required property '" + node.required[required_idx] + "' is missing"; },
+              at))
           return false;
       }
     }
+    size_t size = object.size();
+    if (node.min_properties && size < *node.min_properties
+        && !fail(
+          "minProperties",
+          [&] {
+            return "object has fewer than " + std::to_string(*node.min_properties) + " properties";
+          },
+          at))
+      return false;
+    if (node.max_properties && size > *node.max_properties
+        && !fail(
+          "maxProperties",
+          [&] {
+            return "object has more than " + std::to_string(*node.max_properties) + " properties";
+          },
+          at))
+      return false;
+    for (size_t dep_idx = 0; dep_idx < node.dependent_required.size(); ++dep_idx) {
+      if (!has(node.dependent_required_triggers[dep_idx]))
+        continue;
+      const auto& [name, needed] = node.dependent_required[dep_idx];
+      for (size_t other_idx = 0; other_idx < needed.size(); ++other_idx) {
+        if (!has(node.dependent_required_entries[dep_idx][other_idx])
+            && !fail(
+              node.dependent_required_keyword + "/" + escape_pointer_token(name),
+              [&] {
+                return "property '" + needed[other_idx] + "' is required when '" + name
+                       + "' is present";
+              },
+              at))
+          return false;
+      }
+    }
+    for (size_t dep_idx = 0; dep_idx < node.dependent_schemas.size(); ++dep_idx) {
+      if (has(node.dependent_schema_triggers[dep_idx])
+          && !apply(*node.dependent_schemas[dep_idx].second, value, at, track) && !Collect)
+        return false;
+    }
+  }
 
-    // arrays
-    if (value.is_array()) {
-      size_t size = value.size();
-      if (node.min_items && size < *node.min_items
-          && fail("minItems", "array has fewer than " + std::to_string(*node.min_items) + " items",
-                  at))
+  // arrays
+  if ((node.groups & detail::group_array) && kind == element_type::ARRAY) {
+    auto array = value.get_array().value_unsafe();
+    size_t size = array.size();
+    if (node.min_items && size < *node.min_items
+        && !fail(
+          "minItems",
+          [&] { return "array has fewer than " + std::to_string(*node.min_items) + " items"; }, at))
+      return false;
+    if (node.max_items && size > *node.max_items
+        && !fail(
+          "maxItems",
+          [&] { return "array has more than " + std::to_string(*node.max_items) + " items"; }, at))
+      return false;
+    if (node.unique_items) {
+      bool unique = true;
+      for (auto first = array.begin(); first != array.end() && unique; ++first) {
+        auto second = first;
+        for (++second; second != array.end() && unique; ++second)
+          unique = !equal(*first, *second);
+      }
+      if (!unique
+          && !fail(
+            "uniqueItems", [] { return "array items are not unique"; }, at))
         return false;
-      if (node.max_items && size > *node.max_items
-          && fail("maxItems", "array has more than " + std::to_string(*node.max_items) + " items",
-                  at))
-        return false;
-      if (node.unique_items) {
-        bool unique = true;
-        for (size_t first = 0; first < size && unique; ++first)
-          for (size_t second = first + 1; second < size && unique; ++second)
-            unique = !(value[first] == value[second]);
-        if (!unique && fail("uniqueItems", "array items are not unique", at))
+    }
+    if (!node.prefix_items.empty() || node.items) {
+      size_t item_idx = 0;
+      for (element item : array) {
+        const schema_node* sub =
+          item_idx < node.prefix_items.size() ? node.prefix_items[item_idx] : node.items;
+        if (!sub)
+          break;
+        path_link where{at, {}, item_idx, false};
+        if (!child(*sub, item, &where) && !Collect)
           return false;
+        ++item_idx;
       }
-      size_t prefix = std::min(size, node.prefix_items.size());
-      for (size_t item_idx = 0; item_idx < prefix; ++item_idx) {
-        annotations ignored;
-        if (!apply(node.prefix_items[item_idx], value[item_idx],
-                   at + "/" + std::to_string(item_idx), ignored)
-            && !out)
-          return false;
-      }
-      seen.prefix_items = std::max(seen.prefix_items, prefix);
-      if (node.items) {
-        for (size_t item_idx = prefix; item_idx < size; ++item_idx) {
-          annotations ignored;
-          if (!apply(node.items, value[item_idx], at + "/" + std::to_string(item_idx), ignored)
-              && !out)
-            return false;
-        }
-        seen.all_items = true;
-      }
-      if (node.contains) {
-        size_t found = 0;
-        for (size_t item_idx = 0; item_idx < size; ++item_idx) {
-          annotations ignored;
-          if (check(*node.contains, value[item_idx], at + "/" + std::to_string(item_idx), nullptr,
-                    ignored, depth + 1)) {
-            ++found;
-            seen.item_indices.insert(item_idx);
-          }
-        }
-        size_t least = node.min_contains.value_or(1);
-        if (found < least
-            && fail(node.min_contains ? "minContains" : "contains",
-                    "array contains fewer than " + std::to_string(least) + " matching items", at))
-          return false;
-        if (node.max_contains && found > *node.max_contains
-            && fail("maxContains",
-                    "array contains more than " + std::to_string(*node.max_contains)
-                      + " matching items",
-                    at))
-          return false;
+      if (track) {
+        track->prefix_items =
+          std::max(track->prefix_items, std::min(size, node.prefix_items.size()));
+        if (node.items)
+          track->all = true;
       }
     }
+    if (node.contains) {
+      size_t found = 0;
+      size_t item_idx = 0;
+      size_t least = node.min_contains.value_or(1);
+      for (element item : array) {
+        path_link where{at, {}, item_idx, false};
+        if (descend<false>(ctx, *node.contains, item, &where, depth + 1)) {
+          ++found;
+          if (track)
+            track->mark(item_idx);
+          else if (!node.max_contains && found >= least)
+            break;
+        }
+        ++item_idx;
+      }
+      if (found < least
+          && !fail(
+            node.min_contains ? "minContains" : "contains",
+            [&] {
+              return "array contains fewer than " + std::to_string(least) + " matching items";
+            },
+            at))
+        return false;
+      if (node.max_contains && found > *node.max_contains
+          && !fail(
+            "maxContains",
+            [&] {
+              return "array contains more than " + std::to_string(*node.max_contains)
+                     + " matching items";
+            },
+            at))
+        return false;
+    }
+  }
 
-    // combinators
-    for (const schema_node* sub : node.all_of) {
-      if (!apply(sub, value, at, seen) && !out)
+  // combinators
+  if (node.groups & detail::group_combinators) {
+    for (const schema_node* sub : node.all_of)
+      if (!apply(*sub, value, at, track) && !Collect)
         return false;
-    }
     if (!node.any_of.empty()) {
       bool any = false;
-      for (const schema_node* sub : node.any_of)
-        any = probe(sub, value, &seen) || any;
-      if (!any && fail("anyOf", "value does not match any schema in anyOf", at))
+      for (const schema_node* sub : node.any_of) {
+        if (probe(*sub, track)) {
+          any = true;
+          if (!track) // annotations need every matching branch
+            break;
+        }
+      }
+      if (!any
+          && !fail(
+            "anyOf", [] { return "value does not match any schema in anyOf"; }, at))
         return false;
     }
     if (!node.one_of.empty()) {
       size_t matches = 0;
       annotations matched;
-      for (const schema_node* sub : node.one_of)
-        matches += probe(sub, value, &matched) ? 1 : 0;
-      if (matches == 1)
-        seen.merge(matched);
-      else if (fail("oneOf",
-                    matches == 0 ? "value does not match any schema in oneOf"
-                                 : "value matches " + std::to_string(matches)
-                                     + " schemas in oneOf, expected one",
-                    at))
+      for (const schema_node* sub : node.one_of) {
+        matches += probe(*sub, track ? &matched : nullptr) ? 1 : 0;
+        if (!Collect && matches > 1)
+          break;
+      }
+      if (matches == 1) {
+        if (track)
+          track->merge(matched);
+      } else if (!fail(
+                   "oneOf",
+                   [&] {
+                     return matches == 0 ? std::string("value does not match any schema in oneOf")
+                                         : "value matches " + std::to_string(matches)
+                                             + " schemas in oneOf, expected one";
+                   },
+                   at)) {
         return false;
+      }
     }
-    if (node.not_ && probe(node.not_, value, nullptr)
-        && fail("not", "value matches the schema in not", at))
+    if (node.not_ && probe(*node.not_, nullptr)
+        && !fail(
+          "not", [] { return "value matches the schema in not"; }, at))
       return false;
     if (node.if_) {
-      if (probe(node.if_, value, &seen)) {
-        if (node.then_ && !apply(node.then_, value, at, seen) && !out)
+      if (probe(*node.if_, track)) {
+        if (node.then_ && !apply(*node.then_, value, at, track) && !Collect)
           return false;
-      } else if (node.else_ && !apply(node.else_, value, at, seen) && !out) {
+      } else if (node.else_ && !apply(*node.else_, value, at, track) && !Collect) {
         return false;
       }
     }
-
-    // unevaluated*, after every other keyword has contributed annotations
-    if (node.unevaluated_properties && value.is_object() && valid) {
-      for (const auto& [name, member] : value.items()) {
-        if (seen.properties.count(name))
-          continue;
-        std::string where = at + "/" + escape_pointer_token(name);
-        annotations ignored;
-        if (!check(*node.unevaluated_properties, member, where, nullptr, ignored, depth + 1)) {
-          if (fail("unevaluatedProperties", "unevaluated property is not allowed", where))
-            return false;
-        }
-      }
-      if (valid)
-        for (const auto& [name, member] : value.items())
-          seen.properties.insert(name);
-    }
-    if (node.unevaluated_items && value.is_array() && valid && !seen.all_items) {
-      for (size_t item_idx = seen.prefix_items; item_idx < value.size(); ++item_idx) {
-        if (seen.item_indices.count(item_idx))
-          continue;
-        annotations ignored;
-        if (!check(*node.unevaluated_items, value[item_idx], at + "/" + std::to_string(item_idx),
-                   nullptr, ignored, depth + 1)) {
-          if (fail("unevaluatedItems", "unevaluated item is not allowed",
-                   at + "/" + std::to_string(item_idx)))
-            return false;
-        }
-      }
-      if (valid)
-        seen.all_items = true;
-    }
-    return valid;
   }
 
-private:
-  std::vector<const schema_node*> scope_;
-};
+  // unevaluated*, after every other keyword has contributed annotations
+  if (node.unevaluated_properties && kind == element_type::OBJECT && valid) {
+    if (!track->all) {
+      size_t member_idx = 0;
+      auto object = value.get_object().value_unsafe();
+      for (auto field : object) {
+        if (!track->has(member_idx)) {
+          path_link where{at, field.key, 0, true};
+          if (!descend<false>(ctx, *node.unevaluated_properties, field.value, &where, depth + 1)
+              && !fail(
+                "unevaluatedProperties", [] { return "unevaluated property is not allowed"; },
+                &where))
+            return false;
+        }
+        ++member_idx;
+      }
+    }
+    if (valid)
+      track->all = true;
+  }
+  if (node.unevaluated_items && kind == element_type::ARRAY && valid && !track->all) {
+    size_t item_idx = 0;
+    auto array = value.get_array().value_unsafe();
+    for (element item : array) {
+      if (item_idx >= track->prefix_items && !track->has(item_idx)) {
+        path_link where{at, {}, item_idx, false};
+        if (!descend<false>(ctx, *node.unevaluated_items, item, &where, depth + 1)
+            && !fail(
+              "unevaluatedItems", [] { return "unevaluated item is not allowed"; }, &where))
+          return false;
+      }
+      ++item_idx;
+    }
+    if (valid)
+      track->all = true;
+  }
+  return valid;
+}
+
+validation_result invalid_json(simdjson::error_code code) {
+  validation_result out;
+  out.errors.push_back(
+    {"", "", std::string("instance is not valid JSON: ") + simdjson::error_message(code)});
+  return out;
+}
+
+/// Texts above this size are parsed by a parser of their own, so a thread's
+/// parser does not keep the capacity of one huge argument.
+constexpr size_t large_text_bytes = size_t{1} << 20;
 
 } // namespace
 
@@ -1161,16 +2158,56 @@ result<compiled_schema> compile_schema(const json& schema, schema_draft default_
   const schema_node* root_node = compiler.compile(root);
   if (auto failure = compiler.failure())
     return *failure;
+  // dynamic scope is tracked only when a $dynamicRef can consult it
+  bool dynamic = std::any_of(store->nodes.begin(), store->nodes.end(),
+                             [](const auto& node) { return !node->dynamic_ref_anchor.empty(); });
+  const_cast<schema_node*>(root_node)->uses_dynamic_scope = dynamic;
   return compiled_schema(std::move(store), root_node);
 }
 
-validation_result validate(const compiled_schema& schema, const json& instance) {
+bool is_valid(const compiled_schema& schema, simdjson::dom::element instance) {
+  eval_context ctx;
+  ctx.dynamic = schema.root().uses_dynamic_scope;
+  return check<false>(ctx, schema.root(), instance, nullptr, nullptr, 0);
+}
+
+template <class Element, class>
+validation_result validate(const compiled_schema& schema, Element instance) {
   validation_result out;
-  annotations seen;
-  instance_validator validator;
-  if (!validator.check(schema.root(), instance, "", &out.errors, seen, 0) && out.errors.empty())
+  eval_context ctx;
+  ctx.dynamic = schema.root().uses_dynamic_scope;
+  if (check<false>(ctx, schema.root(), instance, nullptr, nullptr, 0))
+    return out;
+  // invalid: a second pass names every violation
+  ctx.errors = &out.errors;
+  ctx.scope_size = 0;
+  check<true>(ctx, schema.root(), instance, nullptr, nullptr, 0);
+  if (out.errors.empty())
     out.errors.push_back({"", "", "value does not match the schema"});
   return out;
+}
+
+template validation_result validate<element>(const compiled_schema&, element);
+
+validation_result validate_json_text(const compiled_schema& schema, std::string_view json_text,
+                                     simdjson::dom::parser& parser) {
+  element document;
+  if (auto code = parser.parse(json_text.data(), json_text.size()).get(document))
+    return invalid_json(code);
+  return validate(schema, document);
+}
+
+validation_result validate_json_text(const compiled_schema& schema, std::string_view json_text) {
+  if (json_text.size() > large_text_bytes) {
+    simdjson::dom::parser parser;
+    return validate_json_text(schema, json_text, parser);
+  }
+  thread_local simdjson::dom::parser parser;
+  return validate_json_text(schema, json_text, parser);
+}
+
+validation_result validate(const compiled_schema& schema, const json& instance) {
+  return validate_json_text(schema, instance.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 } // namespace voxos

@@ -5,12 +5,30 @@
 // `validate` then checks instances against the compiled tree; it is
 // re-entrant and a `compiled_schema` may be shared between threads.
 //
+// The hot path is JSON text -> simdjson DOM -> validate (`validate_json_text`).
+// Validation runs in two passes: a boolean pass that allocates nothing (for
+// schemas without `propertyNames` or `unevaluated*` over more than 128
+// members) and stops at the first failure; only when it fails, a second pass
+// lists every violated constraint with its paths. Compilation does the rest:
+// property names in a lookup table, `required` as a bitmask, evaluated
+// properties and items tracked only under `unevaluated*`, simple regular
+// expressions (anchored sequences of characters, classes and quantifiers)
+// matched without std::regex; other patterns fall back to std::regex
+// (ECMAScript grammar, matched on bytes).
+//
 // Errors name the instance location, the schema location and the violated
 // constraint. They never contain instance values: property names that come
 // from the schema may appear, rejected data never does.
 //
 // Bounds: validation stops with an error past `max_validation_depth` nested
-// schema evaluations (a `$ref` cycle that does not consume the instance).
+// schema evaluations (a `$ref` cycle that does not consume the instance);
+// JSON text nested deeper than simdjson's limit (1024) is refused as invalid
+// JSON, so no instance recurses deeper than that.
+//
+// simdjson types are only declared here. A file that includes <simdjson.h> to
+// call the element or parser overloads must link simdjson::simdjson (its usage
+// requirements define SIMDJSON_THREADS_ENABLED, which changes dom::parser's
+// layout); `validate_json_text(schema, text)` needs neither.
 // `$dynamicRef` follows the dynamic scope of entered schema resources.
 // Unknown keywords and `format` are ignored; `$schema` and `$vocabulary` select
 // no metaschema (a `$ref` to a metaschema needs the loader). Remote `$ref`s are fetched only
@@ -22,11 +40,18 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "messages/status.hpp"
+
+namespace simdjson::dom {
+class element;
+class parser;
+} // namespace simdjson::dom
 
 namespace voxos {
 
@@ -74,7 +99,30 @@ struct validation_result {
 result<compiled_schema> compile_schema(const nlohmann::json& schema, schema_draft default_draft,
                                        const schema_loader& loader = {});
 
-/// Validates `instance`; lists every violated constraint it finds.
+/// Validates a parsed document; lists every violated constraint it finds.
+/// `instance` must stay alive (its parser untouched) during the call.
+/// (A template only so that a nlohmann::json argument never considers a
+/// conversion to the incomplete simdjson type; defined for dom::element.)
+template <class Element, class = std::enable_if_t<std::is_same_v<Element, simdjson::dom::element>>>
+validation_result validate(const compiled_schema& schema, Element instance);
+
+/// The boolean pass alone: true when `instance` is valid.
+bool is_valid(const compiled_schema& schema, simdjson::dom::element instance);
+
+/// Parses `json_text` with `parser` and validates the document. The parser is
+/// reused between calls (one per thread; it keeps the capacity of the largest
+/// text it parsed). Text that is not JSON, or nested deeper than 1024, gives
+/// one error naming the parse failure at instance path "" and schema path "",
+/// never the text.
+validation_result validate_json_text(const compiled_schema& schema, std::string_view json_text,
+                                     simdjson::dom::parser& parser);
+
+/// The same with a parser owned by the calling thread (texts over 1 MiB get a
+/// parser of their own, freed after the call).
+validation_result validate_json_text(const compiled_schema& schema, std::string_view json_text);
+
+/// Convenience for callers holding nlohmann::json: serialises `instance` and
+/// validates the text (slower than the entry points above).
 validation_result validate(const compiled_schema& schema, const nlohmann::json& instance);
 
 } // namespace voxos

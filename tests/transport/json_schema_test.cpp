@@ -1,8 +1,11 @@
 #include "transport/json_schema.hpp"
 
 #include <doctest/doctest.h>
+#include <simdjson.h>
 
+#include <regex>
 #include <string>
+#include <vector>
 
 using nlohmann::json;
 using voxos::compile_schema;
@@ -144,4 +147,183 @@ TEST_CASE("schema unevaluatedProperties sees properties evaluated by applicators
   REQUIRE(result.errors.size() == 1);
   CHECK(result.errors[0].instance_path == "/c");
   CHECK(result.errors[0].schema_path == "/unevaluatedProperties");
+}
+
+namespace {
+
+/// A parsed simdjson document kept alive with its parser.
+struct parsed_document {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+
+  explicit parsed_document(const std::string& text) {
+    REQUIRE(parser.parse(text).get(root) == simdjson::SUCCESS);
+  }
+};
+
+} // namespace
+
+TEST_CASE("schema validation of JSON text and of a parsed document agree with the nlohmann entry") {
+  auto schema = compile_ok(tool_schema);
+  const std::string valid = R"({"city": "rome", "days": 3, "units": "x"})";
+  const std::string invalid = R"({"city": "rome", "days": 3.5, "extra": 1})";
+  // tool_schema forbids "units" (required but not a property): use a looser copy
+  json loose = tool_schema;
+  loose.erase("additionalProperties");
+  auto loose_schema = compile_ok(loose);
+
+  simdjson::dom::parser parser;
+  CHECK(voxos::validate_json_text(loose_schema, valid, parser).is_valid());
+  CHECK(voxos::validate_json_text(loose_schema, valid).is_valid());
+  parsed_document doc{valid};
+  CHECK(voxos::is_valid(loose_schema, doc.root));
+  CHECK(validate(loose_schema, doc.root).is_valid());
+
+  auto from_text = voxos::validate_json_text(schema, invalid, parser);
+  auto from_json = validate(schema, json::parse(invalid));
+  REQUIRE_FALSE(from_text.is_valid());
+  REQUIRE(from_text.errors.size() == from_json.errors.size());
+  for (size_t error_idx = 0; error_idx < from_text.errors.size(); ++error_idx) {
+    CHECK(from_text.errors[error_idx].instance_path == from_json.errors[error_idx].instance_path);
+    CHECK(from_text.errors[error_idx].schema_path == from_json.errors[error_idx].schema_path);
+    CHECK(from_text.errors[error_idx].constraint == from_json.errors[error_idx].constraint);
+  }
+  parsed_document bad{invalid};
+  CHECK_FALSE(voxos::is_valid(schema, bad.root));
+}
+
+TEST_CASE("schema validation of text that is not JSON names the parse failure, never the text") {
+  auto schema = compile_ok(tool_schema);
+  for (const std::string text :
+       {std::string(R"({"city": "secret-value-123")"), std::string("secret-value-123"),
+        std::string(""), std::string(R"({"city": "secret-value-123"} trailing)")}) {
+    auto result = voxos::validate_json_text(schema, text);
+    REQUIRE(result.errors.size() == 1);
+    CHECK(result.errors[0].instance_path.empty());
+    CHECK(result.errors[0].schema_path.empty());
+    CHECK(result.errors[0].constraint.find("not valid JSON") != std::string::npos);
+    CHECK(result.errors[0].constraint.find("secret") == std::string::npos);
+  }
+}
+
+TEST_CASE("schema validation refuses 100,000 nested arrays as too deep instead of crashing") {
+  auto schema = compile_ok(json::parse(R"({"items": {"$ref": "#"}})"));
+  std::string text = std::string(100000, '[') + std::string(100000, ']');
+  auto result = voxos::validate_json_text(schema, text);
+  REQUIRE(result.errors.size() == 1);
+  CHECK(result.errors[0].constraint.find("not valid JSON") != std::string::npos);
+  // within simdjson's depth limit the recursive schema itself is bounded
+  std::string deep = std::string(1000, '[') + std::string(1000, ']');
+  auto bounded = voxos::validate_json_text(schema, deep);
+  REQUIRE_FALSE(bounded.is_valid());
+  CHECK(all_text(bounded).find("maximum depth of 256") != std::string::npos);
+}
+
+TEST_CASE("schema validation of a 50 MB argument string checks its length and pattern") {
+  auto schema = compile_ok(json::parse(R"({
+    "properties": {"short": {"maxLength": 100}, "letters": {"type": "string", "pattern": "^a*$"}}
+  })"));
+  std::string big(50u << 20, 'a');
+  auto long_text = voxos::validate_json_text(schema, R"({"short": ")" + big + R"("})");
+  REQUIRE(long_text.errors.size() == 1);
+  CHECK(long_text.errors[0].instance_path == "/short");
+  CHECK(long_text.errors[0].schema_path == "/properties/short/maxLength");
+  CHECK(long_text.errors[0].constraint.size() < 100);
+  CHECK(voxos::validate_json_text(schema, R"({"letters": ")" + big + R"("})").is_valid());
+  big.back() = 'b';
+  CHECK_FALSE(voxos::validate_json_text(schema, R"({"letters": ")" + big + R"("})").is_valid());
+}
+
+TEST_CASE("schema patterns recognised at compile time match as std::regex does on ASCII") {
+  const std::vector<std::string> patterns = {"^[A-Z]{2}-[0-9]{4}$",
+                                             "^[0-9A-Z -]{3,10}$",
+                                             "a+b",
+                                             "^a*$",
+                                             "x?y{2,}",
+                                             "[^abc]",
+                                             "\\d+\\.\\d*",
+                                             "^\\w+@\\w+\\.com$",
+                                             "colou?r",
+                                             ".",
+                                             "^.$",
+                                             "[a-]",
+                                             "[-z]+$",
+                                             "\\/",
+                                             "a{0}b",
+                                             "^$",
+                                             "",
+                                             "^[^\\d]+$",
+                                             "a.c",
+                                             "^ab|cd$",
+                                             "^\\s*$",
+                                             "[\\d.]{2,3}",
+                                             "^x{2}y{0,2}$",
+                                             "b*?c",
+                                             "\\W\\D"};
+  const std::vector<std::string> inputs = {
+    "",        "a",     "AB-1234", "ab-1234", "AB-12345", "123 AB", "colour", "color", "xyy",
+    "x@y.com", "a\nc",  "abc",     "d",       "-",        "/",      "3.14",   "...",   "xx",
+    "xxyy",    "xxyyy", "  ",      "b",       "bbc",      "cd",     "ab",     "!?",    "zz-"};
+  for (const auto& pattern : patterns) {
+    auto schema = compile_ok(json{{"pattern", pattern}});
+    std::regex reference(pattern, std::regex::ECMAScript);
+    for (const auto& input : inputs) {
+      INFO("pattern " << pattern << " on '" << input << "'");
+      CHECK(validate(schema, json(input)).is_valid() == std::regex_search(input, reference));
+    }
+  }
+  // over code points, as ECMAScript: one character, however many bytes
+  auto one_char = compile_ok(json{{"pattern", "^.$"}});
+  CHECK(validate(one_char, json("\u00e9")).is_valid());
+  CHECK(validate(compile_ok(json{{"pattern", "^[^a]$"}}), json("\u00e9")).is_valid());
+  CHECK_FALSE(validate(compile_ok(json{{"pattern", "^\\w$"}}), json("\u00e9")).is_valid());
+}
+
+TEST_CASE("schema with more than 64 property names keeps lookups and required names exact") {
+  json properties = json::object();
+  for (int prop_idx = 0; prop_idx < 70; ++prop_idx)
+    properties["p" + std::to_string(prop_idx)] = {{"type", "integer"}};
+  auto schema = compile_ok(
+    {{"properties", properties}, {"required", {"p69", "p0"}}, {"additionalProperties", false}});
+  json all = json::object();
+  for (int prop_idx = 0; prop_idx < 70; ++prop_idx)
+    all["p" + std::to_string(prop_idx)] = prop_idx;
+  CHECK(validate(schema, all).is_valid());
+
+  json missing = all;
+  missing.erase("p69");
+  missing["p5"] = "five";
+  missing["q"] = 1;
+  auto result = validate(schema, missing);
+  std::string text = all_text(result);
+  CHECK(result.errors.size() == 3);
+  CHECK(text.find("required property 'p69' is missing") != std::string::npos);
+  CHECK(text.find("/p5 | /properties/p5/type") != std::string::npos);
+  CHECK(text.find("/q | /additionalProperties") != std::string::npos);
+}
+
+TEST_CASE("schema unevaluatedProperties tracks objects past 128 members") {
+  auto schema = compile_ok(json::parse(R"({
+    "allOf": [{"patternProperties": {"^p": true}}],
+    "unevaluatedProperties": false
+  })"));
+  json wide = json::object();
+  for (int member_idx = 0; member_idx < 200; ++member_idx)
+    wide["p" + std::to_string(member_idx)] = member_idx;
+  CHECK(validate(schema, wide).is_valid());
+  wide["q"] = 1;
+  auto result = validate(schema, wide);
+  REQUIRE(result.errors.size() == 1);
+  CHECK(result.errors[0].instance_path == "/q");
+}
+
+TEST_CASE("schema propertyNames checks every member name") {
+  auto schema =
+    compile_ok(json::parse(R"({"propertyNames": {"pattern": "^[a-z]+$", "maxLength": 3}})"));
+  CHECK(validate(schema, json{{"ab", 1}, {"xyz", 2}}).is_valid());
+  auto result = validate(schema, json{{"ab", 1}, {"aB", 2}, {"abcd", 3}});
+  REQUIRE(result.errors.size() == 2);
+  CHECK(result.errors[0].instance_path == "/aB");
+  CHECK(result.errors[0].schema_path == "/propertyNames");
+  CHECK(result.errors[1].instance_path == "/abcd");
 }
