@@ -79,7 +79,32 @@ struct name_entry {
   uint64_t bit = 0;
 };
 
-/// Property names of one node: a linear scan for few, a hash table for more.
+/// `left` and `right` hold the same `size` bytes (inline for short texts).
+inline bool same_bytes(const char* left, const char* right, size_t size) noexcept {
+  auto load8 = [](const char* at) {
+    uint64_t word;
+    std::memcpy(&word, at, 8);
+    return word;
+  };
+  auto load4 = [](const char* at) {
+    uint32_t word;
+    std::memcpy(&word, at, 4);
+    return word;
+  };
+  if (size >= 8) {
+    if (size > 16)
+      return std::memcmp(left, right, size) == 0;
+    return load8(left) == load8(right) && load8(left + size - 8) == load8(right + size - 8);
+  }
+  if (size >= 4)
+    return load4(left) == load4(right) && load4(left + size - 4) == load4(right + size - 4);
+  for (size_t idx = 0; idx < size; ++idx)
+    if (left[idx] != right[idx])
+      return false;
+  return true;
+}
+
+/// Property names of one node in an open-addressing table.
 class name_table {
 public:
   /// Index of `name`, added when new.
@@ -87,24 +112,43 @@ public:
   /// Builds the lookup once every name is added.
   void seal();
   /// Index of `key`, or -1.
-  int find(std::string_view key) const noexcept;
+  int find(std::string_view key) const noexcept {
+    if (slots_.empty())
+      return -1;
+    const int32_t* slots = slots_.data();
+    for (size_t slot = hash(key) & mask_;; slot = (slot + 1) & mask_) {
+      int32_t idx = slots[slot];
+      if (idx < 0)
+        return -1;
+      const auto& name = entries_[static_cast<size_t>(idx)].name;
+      if (name.size() == key.size() && same_bytes(name.data(), key.data(), key.size()))
+        return idx;
+    }
+  }
 
   bool empty() const noexcept { return entries_.empty(); }
   std::vector<name_entry>& entries() noexcept { return entries_; }
   const name_entry& operator[](size_t idx) const noexcept { return entries_[idx]; }
 
 private:
-  static constexpr size_t linear_limit = 8;
-  static uint64_t hash(std::string_view key) noexcept {
+  /// Few names: size and end bytes pick the slot; many: FNV-1a over the bytes.
+  static constexpr size_t few_names = 16;
+  size_t hash(std::string_view key) const noexcept {
+    if (key.empty())
+      return 0;
+    if (few_)
+      return key.size() * 31 + static_cast<unsigned char>(key[0]) * 7
+             + static_cast<unsigned char>(key.back());
     uint64_t value = 14695981039346656037ull;
     for (char c : key)
       value = (value ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-    return value;
+    return static_cast<size_t>(value);
   }
 
   std::vector<name_entry> entries_;
-  std::vector<uint32_t> sizes_; ///< name sizes, scanned first when linear
-  std::vector<int32_t> slots_;  ///< open addressing, -1 empty; unused up to linear_limit names
+  std::vector<int32_t> slots_; ///< open addressing, -1 empty
+  size_t mask_ = 0;
+  bool few_ = true;
 };
 
 /// Keyword groups a node carries, so validation skips absent ones.
@@ -126,6 +170,9 @@ struct schema_node {
   bool is_boolean = false;
   bool boolean_value = true;
   bool is_leaf = false; ///< no subschema: a boolean, or type/enum/const/number/string keywords only
+  bool leaf_type_only = false; ///< a leaf with `type` alone
+  bool pure_ref = false;       ///< `$ref` alone: evaluation goes straight to the target
+  bool simple_object = false; ///< on objects: type, properties, required, additionalProperties only
   bool is_resource = false;
   bool tracks_evaluation = false; ///< has unevaluatedProperties or unevaluatedItems
   const json* enum_values = nullptr;
@@ -525,35 +572,6 @@ bool simple_pattern::search(std::string_view text) const noexcept {
 
 // --- property name tables ---
 
-namespace {
-
-/// `left` and `right` hold the same `size` bytes (inline for short texts).
-inline bool same_bytes(const char* left, const char* right, size_t size) noexcept {
-  auto load8 = [](const char* at) {
-    uint64_t word;
-    std::memcpy(&word, at, 8);
-    return word;
-  };
-  auto load4 = [](const char* at) {
-    uint32_t word;
-    std::memcpy(&word, at, 4);
-    return word;
-  };
-  if (size >= 8) {
-    if (size > 16)
-      return std::memcmp(left, right, size) == 0;
-    return load8(left) == load8(right) && load8(left + size - 8) == load8(right + size - 8);
-  }
-  if (size >= 4)
-    return load4(left) == load4(right) && load4(left + size - 4) == load4(right + size - 4);
-  for (size_t idx = 0; idx < size; ++idx)
-    if (left[idx] != right[idx])
-      return false;
-  return true;
-}
-
-} // namespace
-
 size_t name_table::add(const std::string& name) {
   for (size_t idx = 0; idx < entries_.size(); ++idx)
     if (entries_[idx].name == name)
@@ -567,40 +585,19 @@ size_t name_table::add(const std::string& name) {
 }
 
 void name_table::seal() {
-  sizes_.clear();
-  for (const auto& entry : entries_)
-    sizes_.push_back(static_cast<uint32_t>(entry.name.size()));
-  if (entries_.size() <= linear_limit)
+  if (entries_.empty())
     return;
-  size_t size = 16;
+  size_t size = 8;
   while (size < entries_.size() * 2)
     size *= 2;
   slots_.assign(size, -1);
+  mask_ = size - 1;
+  few_ = entries_.size() <= few_names;
   for (size_t idx = 0; idx < entries_.size(); ++idx) {
     size_t slot = hash(entries_[idx].name) & (size - 1);
     while (slots_[slot] >= 0)
       slot = (slot + 1) & (size - 1);
     slots_[slot] = static_cast<int32_t>(idx);
-  }
-}
-
-int name_table::find(std::string_view key) const noexcept {
-  if (slots_.empty()) {
-    const size_t count = sizes_.size();
-    for (size_t idx = 0; idx < count; ++idx)
-      if (sizes_[idx] == key.size()
-          && same_bytes(entries_[idx].name.data(), key.data(), key.size()))
-        return static_cast<int>(idx);
-    return -1;
-  }
-  size_t mask = slots_.size() - 1;
-  for (size_t slot = hash(key) & mask;; slot = (slot + 1) & mask) {
-    int32_t idx = slots_[slot];
-    if (idx < 0)
-      return -1;
-    const auto& name = entries_[static_cast<size_t>(idx)].name;
-    if (name.size() == key.size() && same_bytes(name.data(), key.data(), key.size()))
-      return idx;
   }
 }
 
@@ -1089,6 +1086,16 @@ private:
       node.groups |= group_combinators;
     node.is_leaf = !(node.groups & (group_refs | group_object | group_array | group_combinators))
                    && !node.tracks_evaluation;
+    node.leaf_type_only =
+      node.is_leaf && node.groups == 0 && node.types && !node.enum_values && !node.const_value;
+    node.pure_ref = node.groups == group_refs && node.ref && !node.dynamic_ref
+                    && node.dynamic_ref_anchor.empty() && !node.is_resource && !node.types
+                    && !node.enum_values && !node.const_value && !node.tracks_evaluation;
+    node.simple_object = !(node.groups & (group_refs | group_combinators)) && !node.enum_values
+                         && !node.const_value && !node.tracks_evaluation
+                         && node.pattern_properties.empty() && !node.property_names
+                         && node.dependent_required.empty() && node.dependent_schemas.empty()
+                         && !node.min_properties && !node.max_properties && !node.required_unmasked;
   }
 
   void compile_keywords(const json& schema, schema_node& node, const location& loc) {
@@ -1360,18 +1367,28 @@ struct path_link {
   bool is_key;
 };
 
-std::string to_pointer(const path_link* at) {
-  std::vector<const path_link*> chain;
-  for (; at; at = at->parent)
-    chain.push_back(at);
-  std::string out;
-  for (auto link = chain.rbegin(); link != chain.rend(); ++link) {
-    out += '/';
-    if ((*link)->is_key)
-      out += escape_pointer_token(std::string((*link)->key));
-    else
-      out += std::to_string((*link)->index);
+void append_pointer(std::string& out, const path_link* at) {
+  if (!at)
+    return;
+  append_pointer(out, at->parent);
+  out += '/';
+  if (!at->is_key) {
+    out += std::to_string(at->index);
+    return;
   }
+  for (char c : at->key) {
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
+  }
+}
+
+std::string to_pointer(const path_link* at) {
+  std::string out;
+  append_pointer(out, at);
   return out;
 }
 
@@ -1572,10 +1589,9 @@ bool is_multiple(element value, const schema_node& node) {
 }
 
 std::string format_number(double number) {
-  json as_json = number;
   if (std::isfinite(number) && std::floor(number) == number && std::fabs(number) < 1e15)
-    as_json = static_cast<int64_t>(number);
-  return as_json.dump();
+    return std::to_string(static_cast<int64_t>(number));
+  return json(number).dump();
 }
 
 /// A property name as a string instance (for propertyNames), parsed into a
@@ -1614,9 +1630,11 @@ inline bool type_matches(uint8_t types, element_type kind, element value) {
 
 /// The boolean check of a leaf node (no subschemas).
 bool leaf_valid(const schema_node& node, element value) {
+  element_type kind = value.type();
+  if (node.leaf_type_only)
+    return type_matches(node.types, kind, value);
   if (node.is_boolean)
     return node.boolean_value;
-  element_type kind = value.type();
   if (node.types && !type_matches(node.types, kind, value))
     return false;
   if (node.enum_values && !enum_contains(node, value))
@@ -1659,13 +1677,49 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
 
 /// Checks a member or item against its subschema; leaves take a short way in
 /// the boolean pass.
+bool simple_object_valid(eval_context& ctx, const schema_node& node, element value, int depth);
+
 template <bool Collect>
 inline bool descend(eval_context& ctx, const schema_node& sub, element target,
                     const path_link* where, int depth) {
-  if constexpr (!Collect)
-    if (sub.is_leaf && depth <= max_validation_depth)
-      return leaf_valid(sub, target);
-  return check<Collect>(ctx, sub, target, where, nullptr, depth);
+  if constexpr (!Collect) {
+    const schema_node* node = &sub;
+    while (node->pure_ref && depth <= max_validation_depth) {
+      node = node->ref;
+      ++depth;
+    }
+    if (depth <= max_validation_depth) {
+      if (node->is_leaf)
+        return leaf_valid(*node, target);
+      if (node->simple_object && target.type() == element_type::OBJECT)
+        return simple_object_valid(ctx, *node, target, depth);
+    }
+    return check<false>(ctx, *node, target, where, nullptr, depth);
+  } else {
+    return check<true>(ctx, sub, target, where, nullptr, depth);
+  }
+}
+
+/// The boolean pass over an object for a node with type, properties,
+/// required and additionalProperties only.
+bool simple_object_valid(eval_context& ctx, const schema_node& node, element value, int depth) {
+  if (node.types && !(node.types & detail::type_object))
+    return false;
+  uint64_t present = 0;
+  auto object = value.get_object().value_unsafe();
+  for (auto field : object) {
+    const schema_node* sub = node.additional_properties;
+    int entry = node.names.find(field.key);
+    if (entry >= 0) {
+      const auto& found = node.names[static_cast<size_t>(entry)];
+      present |= found.bit;
+      if (found.sub)
+        sub = found.sub;
+    }
+    if (sub && !descend<false>(ctx, *sub, field.value, nullptr, depth + 1))
+      return false;
+  }
+  return (present & node.required_mask) == node.required_mask;
 }
 
 /// Checks `value` against `node`. `Collect` false: the boolean pass, stops at
@@ -1708,9 +1762,12 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
   // records a failure; true when validation goes on (the collecting pass)
   auto fail = [&](std::string_view keyword, auto&& constraint, const path_link* where) {
     valid = false;
-    if constexpr (Collect)
-      ctx.errors->push_back(
-        {to_pointer(where), node.path + "/" + std::string(keyword), std::string(constraint())});
+    if constexpr (Collect) {
+      std::string schema_path;
+      schema_path.reserve(node.path.size() + 1 + keyword.size());
+      schema_path.append(node.path).append(1, '/').append(keyword);
+      ctx.errors->push_back({to_pointer(where), std::move(schema_path), std::string(constraint())});
+    }
     return Collect;
   };
   auto apply = [&](const schema_node& sub, element target, const path_link* where,
@@ -2168,7 +2225,7 @@ result<compiled_schema> compile_schema(const json& schema, schema_draft default_
 bool is_valid(const compiled_schema& schema, simdjson::dom::element instance) {
   eval_context ctx;
   ctx.dynamic = schema.root().uses_dynamic_scope;
-  return check<false>(ctx, schema.root(), instance, nullptr, nullptr, 0);
+  return descend<false>(ctx, schema.root(), instance, nullptr, 0);
 }
 
 template <class Element, class>
@@ -2176,9 +2233,10 @@ validation_result validate(const compiled_schema& schema, Element instance) {
   validation_result out;
   eval_context ctx;
   ctx.dynamic = schema.root().uses_dynamic_scope;
-  if (check<false>(ctx, schema.root(), instance, nullptr, nullptr, 0))
+  if (descend<false>(ctx, schema.root(), instance, nullptr, 0))
     return out;
   // invalid: a second pass names every violation
+  out.errors.reserve(16);
   ctx.errors = &out.errors;
   ctx.scope_size = 0;
   check<true>(ctx, schema.root(), instance, nullptr, nullptr, 0);
