@@ -55,6 +55,7 @@ private:
   std::array<uint64_t, max_states + 1> closure_{}; ///< positions reachable consuming nothing
   int states_ = 0;
   bool has_optional_ = false;
+  bool fixed_ = false; ///< anchored both ends, no optional or repeating state
   bool anchored_start_ = false;
   bool anchored_end_ = false;
 };
@@ -79,6 +80,11 @@ struct name_entry {
   uint64_t bit = 0;
 };
 
+/// Out of line, so that the short comparisons below need no saved registers.
+[[gnu::noinline]] inline bool same_long_bytes(const char* left, const char* right, size_t size) {
+  return std::memcmp(left, right, size) == 0;
+}
+
 /// `left` and `right` hold the same `size` bytes (inline for short texts).
 inline bool same_bytes(const char* left, const char* right, size_t size) noexcept {
   auto load8 = [](const char* at) {
@@ -93,7 +99,7 @@ inline bool same_bytes(const char* left, const char* right, size_t size) noexcep
   };
   if (size >= 8) {
     if (size > 16)
-      return std::memcmp(left, right, size) == 0;
+      return same_long_bytes(left, right, size);
     return load8(left) == load8(right) && load8(left + size - 8) == load8(right + size - 8);
   }
   if (size >= 4)
@@ -113,7 +119,7 @@ public:
   void seal();
   /// Index of `key`, or -1.
   int find(std::string_view key) const noexcept {
-    if (slots_.empty())
+    if (mask_ == 0)
       return -1;
     const int32_t* slots = slots_.data();
     for (size_t slot = hash(key) & mask_;; slot = (slot + 1) & mask_) {
@@ -131,23 +137,28 @@ public:
   const name_entry& operator[](size_t idx) const noexcept { return entries_[idx]; }
 
 private:
-  /// Few names: size and end bytes pick the slot; many: FNV-1a over the bytes.
+  /// Few names: size and end bytes pick the slot (a multiplicative mix,
+  /// top bits); many: FNV-1a over the bytes.
   static constexpr size_t few_names = 16;
   size_t hash(std::string_view key) const noexcept {
     if (key.empty())
       return 0;
-    if (few_)
-      return key.size() * 31 + static_cast<unsigned char>(key[0]) * 7
-             + static_cast<unsigned char>(key.back());
-    uint64_t value = 14695981039346656037ull;
-    for (char c : key)
-      value = (value ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-    return static_cast<size_t>(value);
+    uint64_t value;
+    if (few_) {
+      value = key.size() | uint64_t{static_cast<unsigned char>(key[0])} << 16
+              | uint64_t{static_cast<unsigned char>(key.back())} << 24;
+    } else {
+      value = 14695981039346656037ull;
+      for (char c : key)
+        value = (value ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    }
+    return static_cast<size_t>((value * 0x9E3779B97F4A7C15ull) >> shift_);
   }
 
   std::vector<name_entry> entries_;
   std::vector<int32_t> slots_; ///< open addressing, -1 empty
   size_t mask_ = 0;
+  unsigned shift_ = 61;
   bool few_ = true;
 };
 
@@ -172,7 +183,14 @@ struct schema_node {
   bool is_leaf = false; ///< no subschema: a boolean, or type/enum/const/number/string keywords only
   bool leaf_type_only = false; ///< a leaf with `type` alone
   bool pure_ref = false;       ///< `$ref` alone: evaluation goes straight to the target
-  bool simple_object = false; ///< on objects: type, properties, required, additionalProperties only
+  bool simple_object =
+    false; ///< on objects: type, properties, required, dependentRequired, additionalProperties, unevaluatedProperties without in-place applicators
+  bool simple_array =
+    false; ///< on arrays: type, prefixItems, items, minItems, maxItems, uniqueItems
+  const schema_node* unmatched_members =
+    nullptr; ///< simple objects: additionalProperties, else unevaluatedProperties
+  std::vector<std::pair<uint64_t, uint64_t>>
+    dependent_masks; ///< simple objects: trigger bit, needed bits
   bool is_resource = false;
   bool tracks_evaluation = false; ///< has unevaluatedProperties or unevaluatedItems
   const json* enum_values = nullptr;
@@ -522,6 +540,7 @@ std::optional<simple_pattern> simple_pattern::recognise(std::string_view source)
     }
   }
   out.has_optional_ = optional != 0;
+  out.fixed_ = out.anchored_start_ && out.anchored_end_ && !optional && !out.repeat_;
   for (int position = out.states_; position >= 0; --position) {
     uint64_t closure = uint64_t{1} << position;
     if (position < out.states_ && ((optional >> position) & 1))
@@ -532,6 +551,21 @@ std::optional<simple_pattern> simple_pattern::recognise(std::string_view source)
 }
 
 bool simple_pattern::search(std::string_view text) const noexcept {
+  // `^...$` of mandatory atoms over ASCII text: one position per character
+  if (fixed_ && text.size() == static_cast<size_t>(states_)) {
+    bool ascii = true;
+    for (size_t pos = 0; pos < text.size(); ++pos) {
+      auto byte = static_cast<unsigned char>(text[pos]);
+      if (byte >= 0x80) {
+        ascii = false;
+        break;
+      }
+      if (!((ascii_accept_[byte] >> pos) & 1))
+        return false;
+    }
+    if (ascii)
+      return true;
+  }
   const uint64_t accept = uint64_t{1} << states_;
   uint64_t active = closure_[0];
   if (!anchored_end_ && (active & accept))
@@ -588,8 +622,11 @@ void name_table::seal() {
   if (entries_.empty())
     return;
   size_t size = 8;
-  while (size < entries_.size() * 2)
+  shift_ = 61;
+  while (size < entries_.size() * 4) {
     size *= 2;
+    --shift_;
+  }
   slots_.assign(size, -1);
   mask_ = size - 1;
   few_ = entries_.size() <= few_names;
@@ -1091,11 +1128,29 @@ private:
     node.pure_ref = node.groups == group_refs && node.ref && !node.dynamic_ref
                     && node.dynamic_ref_anchor.empty() && !node.is_resource && !node.types
                     && !node.enum_values && !node.const_value && !node.tracks_evaluation;
-    node.simple_object = !(node.groups & (group_refs | group_combinators)) && !node.enum_values
-                         && !node.const_value && !node.tracks_evaluation
-                         && node.pattern_properties.empty() && !node.property_names
-                         && node.dependent_required.empty() && node.dependent_schemas.empty()
-                         && !node.min_properties && !node.max_properties && !node.required_unmasked;
+    // without in-place applicators, unevaluatedProperties sees only the
+    // members properties and additionalProperties matched
+    bool dependent_masked = true;
+    for (size_t dep_idx = 0; dep_idx < node.dependent_required_triggers.size(); ++dep_idx) {
+      uint64_t trigger = node.names[node.dependent_required_triggers[dep_idx]].bit;
+      uint64_t needed = 0;
+      for (size_t entry : node.dependent_required_entries[dep_idx]) {
+        dependent_masked = dependent_masked && node.names[entry].bit;
+        needed |= node.names[entry].bit;
+      }
+      dependent_masked = dependent_masked && trigger;
+      node.dependent_masks.emplace_back(trigger, needed);
+    }
+    bool in_place =
+      (node.groups & (group_refs | group_combinators)) || !node.dependent_schemas.empty();
+    node.simple_object = !in_place && !node.enum_values && !node.const_value
+                         && !node.unevaluated_items && node.pattern_properties.empty()
+                         && !node.property_names && dependent_masked && !node.min_properties
+                         && !node.max_properties && !node.required_unmasked;
+    node.unmatched_members =
+      node.additional_properties ? node.additional_properties : node.unevaluated_properties;
+    node.simple_array = !in_place && !node.enum_values && !node.const_value
+                        && !node.tracks_evaluation && !node.contains;
   }
 
   void compile_keywords(const json& schema, schema_node& node, const location& loc) {
@@ -1678,6 +1733,7 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
 /// Checks a member or item against its subschema; leaves take a short way in
 /// the boolean pass.
 bool simple_object_valid(eval_context& ctx, const schema_node& node, element value, int depth);
+bool simple_array_valid(eval_context& ctx, const schema_node& node, element value, int depth);
 
 template <bool Collect>
 inline bool descend(eval_context& ctx, const schema_node& sub, element target,
@@ -1691,8 +1747,11 @@ inline bool descend(eval_context& ctx, const schema_node& sub, element target,
     if (depth <= max_validation_depth) {
       if (node->is_leaf)
         return leaf_valid(*node, target);
-      if (node->simple_object && target.type() == element_type::OBJECT)
+      element_type kind = target.type();
+      if (node->simple_object && kind == element_type::OBJECT)
         return simple_object_valid(ctx, *node, target, depth);
+      if (node->simple_array && kind == element_type::ARRAY)
+        return simple_array_valid(ctx, *node, target, depth);
     }
     return check<false>(ctx, *node, target, where, nullptr, depth);
   } else {
@@ -1708,7 +1767,7 @@ bool simple_object_valid(eval_context& ctx, const schema_node& node, element val
   uint64_t present = 0;
   auto object = value.get_object().value_unsafe();
   for (auto field : object) {
-    const schema_node* sub = node.additional_properties;
+    const schema_node* sub = node.unmatched_members;
     int entry = node.names.find(field.key);
     if (entry >= 0) {
       const auto& found = node.names[static_cast<size_t>(entry)];
@@ -1719,7 +1778,49 @@ bool simple_object_valid(eval_context& ctx, const schema_node& node, element val
     if (sub && !descend<false>(ctx, *sub, field.value, nullptr, depth + 1))
       return false;
   }
-  return (present & node.required_mask) == node.required_mask;
+  if ((present & node.required_mask) != node.required_mask)
+    return false;
+  for (const auto& [trigger, needed] : node.dependent_masks)
+    if ((present & trigger) && (present & needed) != needed)
+      return false;
+  return true;
+}
+
+bool all_unique(simdjson::dom::array array);
+
+/// The boolean pass over an array for a node with type and item keywords only.
+bool simple_array_valid(eval_context& ctx, const schema_node& node, element value, int depth) {
+  if (node.types && !(node.types & detail::type_array))
+    return false;
+  auto array = value.get_array().value_unsafe();
+  if (node.min_items || node.max_items) {
+    size_t size = array.size();
+    if ((node.min_items && size < *node.min_items) || (node.max_items && size > *node.max_items))
+      return false;
+  }
+  if (node.unique_items && !all_unique(array))
+    return false;
+  size_t item_idx = 0;
+  for (element item : array) {
+    const schema_node* sub =
+      item_idx < node.prefix_items.size() ? node.prefix_items[item_idx] : node.items;
+    if (!sub)
+      break;
+    if (!descend<false>(ctx, *sub, item, nullptr, depth + 1))
+      return false;
+    ++item_idx;
+  }
+  return true;
+}
+
+bool all_unique(simdjson::dom::array array) {
+  for (auto first = array.begin(); first != array.end(); ++first) {
+    auto second = first;
+    for (++second; second != array.end(); ++second)
+      if (equal(*first, *second))
+        return false;
+  }
+  return true;
 }
 
 /// Checks `value` against `node`. `Collect` false: the boolean pass, stops at
