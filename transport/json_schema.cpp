@@ -1721,6 +1721,7 @@ bool leaf_valid(const schema_node& node, element value) {
 /// and the dynamic scope (entered schema resources, outermost first).
 struct eval_context {
   std::vector<schema_error>* errors = nullptr;
+  size_t max_errors = all_errors;
   bool dynamic = false;
   int scope_size = 0;
   std::array<const schema_node*, max_validation_depth + 2> scope;
@@ -1755,6 +1756,9 @@ inline bool descend(eval_context& ctx, const schema_node& sub, element target,
     }
     return check<false>(ctx, *node, target, where, nullptr, depth);
   } else {
+    // a leaf that holds has no error to list
+    if (sub.is_leaf && depth <= max_validation_depth && leaf_valid(sub, target))
+      return true;
     return check<true>(ctx, sub, target, where, nullptr, depth);
   }
 }
@@ -1860,6 +1864,13 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
 
   element_type kind = value.type();
   bool valid = true;
+  // after a failure: true while the collecting pass still lists errors
+  auto go_on = [&] {
+    if constexpr (Collect)
+      return ctx.errors->size() < ctx.max_errors;
+    else
+      return false;
+  };
   // records a failure; true when validation goes on (the collecting pass)
   auto fail = [&](std::string_view keyword, auto&& constraint, const path_link* where) {
     valid = false;
@@ -1869,7 +1880,7 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
       schema_path.append(node.path).append(1, '/').append(keyword);
       ctx.errors->push_back({to_pointer(where), std::move(schema_path), std::string(constraint())});
     }
-    return Collect;
+    return go_on();
   };
   auto apply = [&](const schema_node& sub, element target, const path_link* where,
                    annotations* into) {
@@ -1917,7 +1928,7 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
       }
     }
     for (const schema_node* ref : {node.ref, dynamic_target})
-      if (ref && !apply(*ref, value, at, track) && !Collect)
+      if (ref && !apply(*ref, value, at, track) && !go_on())
         return false;
   }
 
@@ -2024,7 +2035,7 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
             present |= found.bit;
             if (found.sub) {
               matched = true;
-              if (!child(*found.sub, field.value, &where) && !Collect)
+              if (!child(*found.sub, field.value, &where) && !go_on())
                 return false;
             }
           }
@@ -2032,7 +2043,7 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
         for (const auto& [re, sub] : node.pattern_properties) {
           if (re.search(field.key)) {
             matched = true;
-            if (!child(*sub, field.value, &where) && !Collect)
+            if (!child(*sub, field.value, &where) && !go_on())
               return false;
           }
         }
@@ -2042,7 +2053,7 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
                   "additionalProperties", [] { return "additional property is not allowed"; },
                   &where))
               return false;
-          } else if (!child(*node.additional_properties, field.value, &where) && !Collect) {
+          } else if (!child(*node.additional_properties, field.value, &where) && !go_on()) {
             return false;
           }
           matched = true;
@@ -2115,7 +2126,7 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
     }
     for (size_t dep_idx = 0; dep_idx < node.dependent_schemas.size(); ++dep_idx) {
       if (has(node.dependent_schema_triggers[dep_idx])
-          && !apply(*node.dependent_schemas[dep_idx].second, value, at, track) && !Collect)
+          && !apply(*node.dependent_schemas[dep_idx].second, value, at, track) && !go_on())
         return false;
     }
   }
@@ -2154,7 +2165,7 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
         if (!sub)
           break;
         path_link where{at, {}, item_idx, false};
-        if (!child(*sub, item, &where) && !Collect)
+        if (!child(*sub, item, &where) && !go_on())
           return false;
         ++item_idx;
       }
@@ -2203,7 +2214,7 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
   // combinators
   if (node.groups & detail::group_combinators) {
     for (const schema_node* sub : node.all_of)
-      if (!apply(*sub, value, at, track) && !Collect)
+      if (!apply(*sub, value, at, track) && !go_on())
         return false;
     if (!node.any_of.empty()) {
       bool any = false;
@@ -2247,9 +2258,9 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
       return false;
     if (node.if_) {
       if (probe(*node.if_, track)) {
-        if (node.then_ && !apply(*node.then_, value, at, track) && !Collect)
+        if (node.then_ && !apply(*node.then_, value, at, track) && !go_on())
           return false;
-      } else if (node.else_ && !apply(*node.else_, value, at, track) && !Collect) {
+      } else if (node.else_ && !apply(*node.else_, value, at, track) && !go_on()) {
         return false;
       }
     }
@@ -2330,15 +2341,16 @@ bool is_valid(const compiled_schema& schema, simdjson::dom::element instance) {
 }
 
 template <class Element, class>
-validation_result validate(const compiled_schema& schema, Element instance) {
+validation_result validate(const compiled_schema& schema, Element instance, size_t max_errors) {
   validation_result out;
   eval_context ctx;
   ctx.dynamic = schema.root().uses_dynamic_scope;
   if (descend<false>(ctx, schema.root(), instance, nullptr, 0))
     return out;
   // invalid: a second pass names every violation
-  out.errors.reserve(16);
+  out.errors.reserve(std::min<size_t>(max_errors, 16));
   ctx.errors = &out.errors;
+  ctx.max_errors = std::max<size_t>(max_errors, 1);
   ctx.scope_size = 0;
   check<true>(ctx, schema.root(), instance, nullptr, nullptr, 0);
   if (out.errors.empty())
@@ -2346,23 +2358,24 @@ validation_result validate(const compiled_schema& schema, Element instance) {
   return out;
 }
 
-template validation_result validate<element>(const compiled_schema&, element);
+template validation_result validate<element>(const compiled_schema&, element, size_t);
 
 validation_result validate_json_text(const compiled_schema& schema, std::string_view json_text,
-                                     simdjson::dom::parser& parser) {
+                                     simdjson::dom::parser& parser, size_t max_errors) {
   element document;
   if (auto code = parser.parse(json_text.data(), json_text.size()).get(document))
     return invalid_json(code);
-  return validate(schema, document);
+  return validate(schema, document, max_errors);
 }
 
-validation_result validate_json_text(const compiled_schema& schema, std::string_view json_text) {
+validation_result validate_json_text(const compiled_schema& schema, std::string_view json_text,
+                                     size_t max_errors) {
   if (json_text.size() > large_text_bytes) {
     simdjson::dom::parser parser;
-    return validate_json_text(schema, json_text, parser);
+    return validate_json_text(schema, json_text, parser, max_errors);
   }
   thread_local simdjson::dom::parser parser;
-  return validate_json_text(schema, json_text, parser);
+  return validate_json_text(schema, json_text, parser, max_errors);
 }
 
 validation_result validate(const compiled_schema& schema, const json& instance) {

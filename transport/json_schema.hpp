@@ -99,27 +99,36 @@ struct validation_result {
 result<compiled_schema> compile_schema(const nlohmann::json& schema, schema_draft default_draft,
                                        const schema_loader& loader = {});
 
-/// Validates a parsed document; lists every violated constraint it finds.
-/// `instance` must stay alive (its parser untouched) during the call.
+/// `max_errors` for listing every violated constraint.
+inline constexpr std::size_t all_errors = static_cast<std::size_t>(-1);
+
+/// Validates a parsed document; lists the violated constraints it finds, at
+/// most `max_errors` (at least one; 1 stops at the first, as Ajv does without
+/// allErrors). `instance` must stay alive (its parser untouched) during the
+/// call.
 /// (A template only so that a nlohmann::json argument never considers a
 /// conversion to the incomplete simdjson type; defined for dom::element.)
 template <class Element, class = std::enable_if_t<std::is_same_v<Element, simdjson::dom::element>>>
-validation_result validate(const compiled_schema& schema, Element instance);
+validation_result validate(const compiled_schema& schema, Element instance,
+                           std::size_t max_errors = all_errors);
 
 /// The boolean pass alone: true when `instance` is valid.
 bool is_valid(const compiled_schema& schema, simdjson::dom::element instance);
 
-/// Parses `json_text` with `parser` and validates the document. The parser is
+/// Parses `json_text` with `parser` and validates the document (errors as
+/// `validate`, at most `max_errors`). The parser is
 /// reused between calls (one per thread; it keeps the capacity of the largest
 /// text it parsed). Text that is not JSON, or nested deeper than 1024, gives
 /// one error naming the parse failure at instance path "" and schema path "",
 /// never the text.
 validation_result validate_json_text(const compiled_schema& schema, std::string_view json_text,
-                                     simdjson::dom::parser& parser);
+                                     simdjson::dom::parser& parser,
+                                     std::size_t max_errors = all_errors);
 
 /// The same with a parser owned by the calling thread (texts over 1 MiB get a
 /// parser of their own, freed after the call).
-validation_result validate_json_text(const compiled_schema& schema, std::string_view json_text);
+validation_result validate_json_text(const compiled_schema& schema, std::string_view json_text,
+                                     std::size_t max_errors = all_errors);
 
 /// Convenience for callers holding nlohmann::json: serialises `instance` and
 /// validates the text (slower than the entry points above).

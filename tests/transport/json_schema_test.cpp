@@ -327,3 +327,21 @@ TEST_CASE("schema propertyNames checks every member name") {
   CHECK(result.errors[0].schema_path == "/propertyNames");
   CHECK(result.errors[1].instance_path == "/abcd");
 }
+
+TEST_CASE("schema validation with max_errors 1 stops at the first error of the full list") {
+  auto schema = compile_ok(tool_schema);
+  const std::string text =
+    R"({"city": "secret-value-123", "days": 99.5, "tags": ["a", "a"], "extra": 1})";
+  auto every = voxos::validate_json_text(schema, text);
+  REQUIRE(every.errors.size() > 3);
+  simdjson::dom::parser parser;
+  auto first = voxos::validate_json_text(schema, text, parser, 1);
+  REQUIRE(first.errors.size() == 1);
+  CHECK(first.errors[0].instance_path == every.errors[0].instance_path);
+  CHECK(first.errors[0].schema_path == every.errors[0].schema_path);
+  CHECK(first.errors[0].constraint == every.errors[0].constraint);
+  parsed_document doc{text};
+  CHECK(validate(schema, doc.root, 3).errors.size() == 3);
+  CHECK(validate(schema, doc.root, 0).errors.size() == 1);
+  CHECK(validate(schema, doc.root).errors.size() == every.errors.size());
+}
