@@ -80,11 +80,6 @@ struct name_entry {
   uint64_t bit = 0;
 };
 
-/// Out of line, so that the short comparisons below need no saved registers.
-[[gnu::noinline]] inline bool same_long_bytes(const char* left, const char* right, size_t size) {
-  return std::memcmp(left, right, size) == 0;
-}
-
 /// `left` and `right` hold the same `size` bytes (inline for short texts).
 inline bool same_bytes(const char* left, const char* right, size_t size) noexcept {
   auto load8 = [](const char* at) {
@@ -98,9 +93,11 @@ inline bool same_bytes(const char* left, const char* right, size_t size) noexcep
     return word;
   };
   if (size >= 8) {
-    if (size > 16)
-      return same_long_bytes(left, right, size);
-    return load8(left) == load8(right) && load8(left + size - 8) == load8(right + size - 8);
+    // words, then the last (overlapping) word; no call keeps callers leaf functions
+    for (size_t offset = 0; offset + 8 < size; offset += 8)
+      if (load8(left + offset) != load8(right + offset))
+        return false;
+    return load8(left + size - 8) == load8(right + size - 8);
   }
   if (size >= 4)
     return load4(left) == load4(right) && load4(left + size - 4) == load4(right + size - 4);
