@@ -107,15 +107,26 @@ inline bool same_bytes(const char* left, const char* right, size_t size) noexcep
   return true;
 }
 
-/// Property names of one node in an open-addressing table.
+/// Property names of one node: up to 8 found by a scan of their sizes, more
+/// in an open-addressing table. Not copied once sealed (it points into itself).
 class name_table {
 public:
+  name_table() = default;
+  name_table(const name_table&) = delete;
+  name_table& operator=(const name_table&) = delete;
+
   /// Index of `name`, added when new.
   size_t add(const std::string& name);
   /// Builds the lookup once every name is added.
   void seal();
   /// Index of `key`, or -1.
   int find(std::string_view key) const noexcept {
+    if (small_count_) {
+      for (size_t idx = 0; idx < small_count_; ++idx)
+        if (small_sizes_[idx] == key.size() && same_bytes(small_data_[idx], key.data(), key.size()))
+          return static_cast<int>(idx);
+      return -1;
+    }
     if (mask_ == 0)
       return -1;
     const int32_t* slots = slots_.data();
@@ -156,6 +167,11 @@ private:
   std::vector<int32_t> slots_; ///< open addressing, -1 empty
   size_t mask_ = 0;
   unsigned shift_ = 61;
+  // up to 8 names shorter than 256 bytes: a scan of their sizes
+  static constexpr size_t small_names = 8;
+  size_t small_count_ = 0;
+  std::array<uint8_t, small_names> small_sizes_{};
+  std::array<const char*, small_names> small_data_{};
   bool few_ = true;
 };
 
@@ -618,6 +634,15 @@ size_t name_table::add(const std::string& name) {
 void name_table::seal() {
   if (entries_.empty())
     return;
+  if (entries_.size() <= small_names
+      && std::all_of(entries_.begin(), entries_.end(),
+                     [](const name_entry& entry) { return entry.name.size() < 256; })) {
+    for (const auto& entry : entries_) {
+      small_sizes_[small_count_] = static_cast<uint8_t>(entry.name.size());
+      small_data_[small_count_++] = entry.name.data();
+    }
+    return;
+  }
   size_t size = 8;
   shift_ = 61;
   while (size < entries_.size() * 4) {
