@@ -120,7 +120,9 @@ bool is_valid(const compiled_schema& schema, simdjson::dom::element instance);
 /// reused between calls (one per thread; it keeps the capacity of the largest
 /// text it parsed). Text that is not JSON, or nested deeper than 1024, gives
 /// one error naming the parse failure at instance path "" and schema path "",
-/// never the text.
+/// never the text. simdjson refuses integers outside 64 bits and numbers
+/// beyond double range (1e400) that way too. 1.0 is an integer; a double's
+/// multipleOf is judged with a relative tolerance of 1e-9.
 validation_result validate_json_text(const compiled_schema& schema, std::string_view json_text,
                                      simdjson::dom::parser& parser,
                                      std::size_t max_errors = all_errors);

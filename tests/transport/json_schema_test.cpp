@@ -345,3 +345,14 @@ TEST_CASE("schema validation with max_errors 1 stops at the first error of the f
   CHECK(validate(schema, doc.root, 0).errors.size() == 1);
   CHECK(validate(schema, doc.root).errors.size() == every.errors.size());
 }
+
+TEST_CASE("schema validation of text takes 1.0 as an integer and refuses numbers past 64 bits") {
+  auto schema = compile_ok(json::parse(R"({"type": "integer", "multipleOf": 0.5})"));
+  CHECK(voxos::validate_json_text(schema, "1.0").is_valid());
+  CHECK(voxos::validate_json_text(schema, "-9223372036854775808").is_valid());
+  CHECK(voxos::validate_json_text(schema, "18446744073709551615").is_valid());
+  CHECK_FALSE(voxos::validate_json_text(schema, "1.5").is_valid());
+  auto big = voxos::validate_json_text(schema, "18446744073709551616");
+  REQUIRE(big.errors.size() == 1);
+  CHECK(big.errors[0].constraint.find("not valid JSON") != std::string::npos);
+}
