@@ -63,12 +63,53 @@ uint64_t fnv1a(uint64_t hash, std::string_view text) {
   return hash;
 }
 
-uint64_t fingerprint_of(const view_entry& e, const std::string& canonical_args) {
+/// Identifies a request: the tool and its arguments in canonical form (keys
+/// sorted, no whitespace), so a repeat is recognised however it is spelled.
+/// Computed only when a rejection is remembered or looked up.
+uint64_t fingerprint_of(const view_entry& e, const std::string& args_text) {
   auto hash = fnv1a(14695981039346656037ULL, e.server_id());
   hash = fnv1a(hash, std::string_view{"\0", 1});
   hash = fnv1a(hash, e.tool());
   hash = fnv1a(hash, std::string_view{"\0", 1});
-  return fnv1a(hash, canonical_args);
+  return fnv1a(hash, json::parse(args_text, nullptr, false).dump());
+}
+
+/// The thread's parser for argument texts (a run's turn uses it and lets go).
+simdjson::dom::parser& argument_parser() {
+  thread_local simdjson::dom::parser parser;
+  return parser;
+}
+
+/// Parses an argument text ("" is the empty object) into `out`; false when
+/// it is not JSON. `out` is valid until the thread's next parse.
+bool parse_arguments(const std::string& text, simdjson::dom::element& out) {
+  static const std::string empty_object = "{}";
+  return argument_parser().parse(text.empty() ? empty_object : text).get(out) == simdjson::SUCCESS;
+}
+
+/// Whether an object anywhere in `value` names one member twice (JSON
+/// leaves that to the reader: the server might read another value than the
+/// one checked).
+bool repeats_a_member(simdjson::dom::element value) {
+  simdjson::dom::array items;
+  if (value.get_array().get(items) == simdjson::SUCCESS) {
+    for (auto item : items)
+      if (repeats_a_member(item))
+        return true;
+    return false;
+  }
+  simdjson::dom::object members;
+  if (value.get_object().get(members) != simdjson::SUCCESS)
+    return false;
+  std::vector<std::string_view> keys;
+  keys.reserve(members.size());
+  for (auto field : members) {
+    keys.push_back(field.key);
+    if (repeats_a_member(field.value))
+      return true;
+  }
+  std::sort(keys.begin(), keys.end());
+  return std::adjacent_find(keys.begin(), keys.end()) != keys.end();
 }
 
 /// Answers a call locally with a failure output.
@@ -105,7 +146,7 @@ const compiled_schema* validator_for(const view_entry& e, run_memory& memory) {
 }
 
 /// Validates `args` against the entry's schema; on failure answers the call.
-bool validate_arguments(round_call& call, const view_entry& e, const json& args,
+bool validate_arguments(round_call& call, const view_entry& e, simdjson::dom::element args,
                         run_memory& memory) {
   const auto* schema = validator_for(e, memory);
   if (schema == nullptr) {
@@ -113,9 +154,9 @@ bool validate_arguments(round_call& call, const view_entry& e, const json& args,
          "the tool's input schema cannot be used to check arguments, so it is not called.");
     return false;
   }
-  auto checked = validate(*schema, args);
-  if (checked.is_valid())
+  if (is_valid(*schema, args))
     return true;
+  auto checked = validate(*schema, args, max_listed_problems);
   json problems = json::array();
   for (const auto& err : checked.errors) {
     if (problems.size() == max_listed_problems)
@@ -131,10 +172,13 @@ bool validate_arguments(round_call& call, const view_entry& e, const json& args,
   return false;
 }
 
-/// Rules 4-8 for a call resolved to an MCP tool entry, with its argument object.
-void decide_mcp_call(round_call& call, const view_entry& e, json args, const adapter_map& adapters,
-                     run_memory& memory, const round_limits& limits,
-                     std::unordered_set<std::string>& invalid_now) {
+/// Rules 4-8 for a call resolved to an MCP tool entry, with its argument
+/// text and that text parsed (`parsed`, valid until the next parse on this
+/// thread). What is sent is the model's own text, unless a normaliser
+/// rewrote it.
+void decide_mcp_call(round_call& call, const view_entry& e, std::string args_text,
+                     simdjson::dom::element parsed, const adapter_map& adapters, run_memory& memory,
+                     const round_limits& limits, std::unordered_set<std::string>& invalid_now) {
   auto key = tool_key(e);
   if (auto spent = memory.invalid_rounds.find(key);
       spent != memory.invalid_rounds.end() && spent->second >= limits.max_corrections) {
@@ -151,13 +195,20 @@ void decide_mcp_call(round_call& call, const view_entry& e, json args, const ada
            + std::string{correct_one});
     return;
   }
-  if (!args.is_object()) {
+  if (!parsed.is_object()) {
     fail(call, call_status::invalid_arguments, "invalid_arguments",
          "its arguments must be one JSON object." + std::string{correct_one});
     invalid_now.insert(key);
     return;
   }
-  if (!validate_arguments(call, e, args, memory)) {
+  if (repeats_a_member(parsed)) {
+    fail(call, call_status::invalid_arguments, "invalid_arguments",
+         "its arguments name one member twice in an object; it was not sent."
+           + std::string{correct_one});
+    invalid_now.insert(key);
+    return;
+  }
+  if (!validate_arguments(call, e, parsed, memory)) {
     if (call.status == call_status::invalid_arguments)
       invalid_now.insert(key);
     return;
@@ -165,7 +216,7 @@ void decide_mcp_call(round_call& call, const view_entry& e, json args, const ada
   // Curated normalisers run on schema-valid arguments.
   if (auto adapter = adapters.find(std::string{e.server_id()});
       adapter != adapters.end() && adapter->second == call_adapter::maps_grounding_lite) {
-    auto normalised = maps_grounding::normalize_arguments(e.tool(), args);
+    auto normalised = maps_grounding::normalize_arguments(e.tool(), json::parse(args_text));
     if (!normalised) {
       fail(call, call_status::invalid_arguments, "invalid_arguments",
            "its arguments do not meet the provider's contract (" + normalised.error().message()
@@ -173,11 +224,10 @@ void decide_mcp_call(round_call& call, const view_entry& e, json args, const ada
       invalid_now.insert(key);
       return;
     }
-    args = std::move(*normalised);
+    args_text = normalised->dump();
   }
-  call.arguments = args.dump();
-  call.fingerprint = fingerprint_of(e, call.arguments);
-  if (memory.rejected.count(call.fingerprint) != 0) {
+  call.arguments = std::move(args_text);
+  if (!memory.rejected.empty() && memory.rejected.count(fingerprint_of(e, call.arguments)) != 0) {
     fail(call, call_status::skipped, "repeated_rejected_request",
          "it was not sent because the server already rejected this exact request in this run. "
          "Change the arguments before trying again.");
@@ -326,22 +376,23 @@ void decide_round(tool_round& round, const tool_view& view, const tool_catalog* 
              + " levels; it was not sent." + std::string{correct_one});
       continue;
     }
-    auto args =
-      call.arguments.empty() ? json::object() : json::parse(call.arguments, nullptr, false);
-    if (args.is_discarded()) {
+    simdjson::dom::element parsed;
+    if (!parse_arguments(call.arguments, parsed)) {
       fail(call, call_status::invalid_arguments, "invalid_arguments",
            "its arguments are not well-formed JSON; it was not sent." + std::string{correct_one});
       continue;
     }
+    std::string args_text = call.arguments.empty() ? "{}" : call.arguments;
     if (e->role != view_role::tool) {
       // The catalog tools' own arguments are checked by their schemas.
-      if (!args.is_object()) {
+      if (!parsed.is_object()) {
         fail(call, call_status::invalid_arguments, "invalid_arguments",
              "its arguments must be one JSON object." + std::string{correct_one});
         continue;
       }
-      if (!validate_arguments(call, *e, args, memory))
+      if (!validate_arguments(call, *e, parsed, memory))
         continue;
+      auto args = json::parse(args_text);
       if (e->role != view_role::catalog_call) {
         answer_catalog(call, *e, args, catalog);
         continue;
@@ -355,7 +406,8 @@ void decide_round(tool_round& round, const tool_view& view, const tool_catalog* 
         continue;
       }
       e = *target;
-      args = std::move(args["arguments"]);
+      args_text = args["arguments"].dump();
+      parse_arguments(args_text, parsed); // well-formed: it was just written
     }
     call.entry = e;
     // 2. The execution check against the snapshot.
@@ -370,7 +422,7 @@ void decide_round(tool_round& round, const tool_view& view, const tool_catalog* 
            "this tool cannot be executed by this runtime yet.");
       continue;
     }
-    decide_mcp_call(call, *e, std::move(args), adapters, memory, limits, invalid_now);
+    decide_mcp_call(call, *e, std::move(args_text), parsed, adapters, memory, limits, invalid_now);
   }
   // The bounded correction: one more invalid round per tool.
   for (const auto& key : invalid_now)
@@ -459,7 +511,7 @@ void settle_call(round_call& call, tool_round& round, run_memory& memory,
   }
   const auto& failure = answer.error();
   if (is_argument_rejection(failure)) {
-    remember_rejection(memory, call.fingerprint, limits);
+    remember_rejection(memory, fingerprint_of(*call.entry, call.arguments), limits);
     round.rejected_tools.insert(tool_key(*call.entry));
     fail(call, call_status::rejected, "server_rejected_arguments",
          "the server rejected its arguments." + std::string{correct_one});

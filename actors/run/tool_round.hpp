@@ -109,8 +109,6 @@ struct round_call {
   const view_entry* entry = nullptr;
   /// The argument object as it will be sent (normalised), JSON text.
   std::string arguments;
-  /// Fingerprint of (server, tool, canonical arguments).
-  uint64_t fingerprint = 0;
   call_status status = call_status::pending;
   /// Stable reason code (audit, activity): e.g. "allowed", "not_in_view".
   std::string reason;

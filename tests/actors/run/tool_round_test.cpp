@@ -217,6 +217,48 @@ TEST_CASE("an exact request a server rejected is skipped in a later round") {
   CHECK(again.calls[1].status == call_status::pending);
 }
 
+TEST_CASE("a rejected request is recognised however its arguments are spelled") {
+  round_world w;
+  auto round = w.decide(
+    {{"a", "get_forecast", R"({"location": {"address": "Main St 1"}, "date": "2026-12-03"})"}});
+  next_wave(round, w.limits);
+  settle_call(
+    round.calls[0], round, w.memory, w.limits,
+    status::error(errc::rejected, "server refused the request: server answered HTTP 400"));
+  // The same request, members in another order and without spaces.
+  auto again = w.decide(
+    {{"b", "get_forecast", R"({"date":"2026-12-03","location":{"address":"Main St 1"}})"}});
+  CHECK(again.calls[0].status == call_status::skipped);
+  CHECK(again.calls[0].reason == "repeated_rejected_request");
+}
+
+TEST_CASE("what is sent is the model's own argument text, once it is checked") {
+  round_world w;
+  const std::string spelled = R"({ "date" : "2026-12-03", "location": {"address": "Main St 1"} })";
+  auto round = w.decide({{"a", "get_forecast", spelled}, {"b", "echo", ""}});
+  REQUIRE(round.calls[0].status == call_status::pending);
+  CHECK(round.calls[0].arguments == spelled);
+  CHECK(call_params(round.calls[0]) == R"({"name":"get_forecast","arguments":)" + spelled + "}");
+  // No arguments: the empty object, which lacks echo's required "q".
+  CHECK(round.calls[1].status == call_status::invalid_arguments);
+  CHECK(round.calls[1].output.find("required") != std::string::npos);
+}
+
+TEST_CASE("arguments that name a member twice are invalid, at any depth") {
+  round_world w;
+  auto round = w.decide(
+    {{"a", "get_forecast",
+      R"({"location": {"address": "Main St 1", "address": "Elm St 2"}, "date": "2026-12-03"})"},
+     {"b", "echo", R"({"q": "1", "q": "2"})"},
+     {"c", "record_note", R"({"q": "x", "items": [{"k": 1}, {"k": 2}]})"}});
+  CHECK(round.calls[0].status == call_status::invalid_arguments);
+  CHECK(round.calls[0].output.find("twice") != std::string::npos);
+  CHECK(round.calls[0].output.find("Elm St") == std::string::npos);
+  CHECK(round.calls[1].status == call_status::invalid_arguments);
+  // The same name in different objects is fine.
+  CHECK(round.calls[2].status == call_status::pending);
+}
+
 TEST_CASE("a tool result with isError goes to the model as a tool error") {
   round_world w;
   auto round = w.decide({{"a", "echo", R"({"q":"1"})"}});
