@@ -454,6 +454,34 @@ result<std::string> make_jsonrpc_request(const jsonrpc_id& id, std::string_view 
   });
 }
 
+result<std::string> make_jsonrpc_request_text(const jsonrpc_id& id, std::string_view method,
+                                              std::string_view params_text) {
+  // The params: one well-formed JSON object, checked in full.
+  std::string_view params = trim_trailing_whitespace(params_text);
+  while (!params.empty() && is_json_whitespace(params.front()))
+    params.remove_prefix(1);
+  if (!params_text.empty()) {
+    if (params.empty())
+      return status::error(errc::wrong_type, "JSON-RPC params must be a JSON object");
+    simdjson::padded_string padded{params};
+    if (auto valid = validate(padded); !valid)
+      return status::error(errc::wrong_type, "JSON-RPC params must be a JSON object");
+  }
+  return build([&](std::string& text) {
+    text.reserve(64 + method.size() + params.size());
+    text += ",\"id\":";
+    if (const auto* number = std::get_if<int64_t>(&id))
+      text += std::to_string(*number);
+    else
+      text += dump_id(id);
+    text += ",\"method\":" + dump(nlohmann::json(method));
+    if (!params.empty()) {
+      text += ",\"params\":";
+      text += params;
+    }
+  });
+}
+
 result<std::string> make_jsonrpc_notification(std::string_view method,
                                               const nlohmann::json& params) {
   if (auto checked = check_params(params); !checked)

@@ -79,6 +79,13 @@ result<jsonrpc_message> parse_jsonrpc(std::string_view text);
 /// arguments is not valid UTF-8.
 result<std::string> make_jsonrpc_request(const jsonrpc_id& id, std::string_view method,
                                          const nlohmann::json& params);
+/// The same request with `params_text` (a JSON object text, or "" for no
+/// params) placed into the message as written, without parsing it into a
+/// document and writing it again: the hot path of a client's calls. The text
+/// is checked first (well-formed JSON, valid UTF-8, an object; else
+/// wrong_type, also for only whitespace); surrounding whitespace is dropped.
+result<std::string> make_jsonrpc_request_text(const jsonrpc_id& id, std::string_view method,
+                                              std::string_view params_text);
 result<std::string> make_jsonrpc_notification(std::string_view method,
                                               const nlohmann::json& params);
 /// `result_value` may be any JSON value (MCP results are objects).

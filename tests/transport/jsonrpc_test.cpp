@@ -378,3 +378,39 @@ TEST_CASE("builders refuse scalar params and strings that are not UTF-8") {
   REQUIRE_FALSE(bad_id.is_ok());
   CHECK(bad_id.error().code() == errc::bad_json);
 }
+
+TEST_CASE("a request built around a params text keeps the text as written") {
+  auto call = voxos::make_jsonrpc_request_text(
+    jsonrpc_id{int64_t{12}}, "tools/call",
+    " {\"name\":\"echo\", \"arguments\":{\"n\":1.50,\"s\":\"\\u00e9\"}}\n");
+  REQUIRE(call.is_ok());
+  CHECK(
+    *call
+    == R"({"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"echo", "arguments":{"n":1.50,"s":"\u00e9"}}})");
+  auto parsed = parse_as<jsonrpc_request>(*call);
+  CHECK(parsed.id == jsonrpc_id{int64_t{12}});
+
+  auto ping = voxos::make_jsonrpc_request_text(jsonrpc_id{std::string{"a\"b"}}, "ping", "");
+  REQUIRE(ping.is_ok());
+  CHECK(*ping == R"({"jsonrpc":"2.0","id":"a\"b","method":"ping"})");
+  // The same text as the document builder writes.
+  auto built = voxos::make_jsonrpc_request(jsonrpc_id{int64_t{3}}, "tools/list",
+                                           nlohmann::json{{"cursor", "c"}});
+  auto texted =
+    voxos::make_jsonrpc_request_text(jsonrpc_id{int64_t{3}}, "tools/list", R"({"cursor":"c"})");
+  REQUIRE(built.is_ok());
+  REQUIRE(texted.is_ok());
+  CHECK(*built == *texted);
+}
+
+TEST_CASE("a params text that is not one JSON object is refused") {
+  for (const char* params : {"[1]", "5", "\"x\"", "{", "{} {}", "{\"a\":1,}", "{\"s\":\"\xC3\"}",
+                             "   ", "{\"a\":tru}"}) {
+    auto built = voxos::make_jsonrpc_request_text(jsonrpc_id{int64_t{1}}, "m", params);
+    REQUIRE_FALSE(built.is_ok());
+    CHECK(built.error().code() == errc::wrong_type);
+  }
+  auto bad_method = voxos::make_jsonrpc_request_text(jsonrpc_id{int64_t{1}}, "\xFF", "{}");
+  REQUIRE_FALSE(bad_method.is_ok());
+  CHECK(bad_method.error().code() == errc::bad_json);
+}
