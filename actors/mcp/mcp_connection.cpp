@@ -8,11 +8,13 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include <caf/actor_system.hpp>
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/event_based_actor.hpp>
+#include <caf/response_promise.hpp>
 #include <caf/send.hpp>
 #include <caf/stateful_actor.hpp>
 
@@ -41,14 +43,32 @@ enum class job_kind : uint8_t {
   legacy_send,   ///< legacy HTTP+SSE: POST any message to the endpoint
 };
 
+/// Where a caller's answer goes. It is given once, by whoever claims it
+/// first: the worker that read the answer (straight to the caller, from the
+/// worker's thread) or the connection (errors, deadline, cancel, close).
+struct caller_reply {
+  caf::response_promise promise; ///< made by the connection; never changed after
+  std::atomic<bool> claimed{false};
+
+  /// True for the one party that may answer.
+  bool claim() { return !claimed.exchange(true); }
+};
+
+using reply_ptr = std::shared_ptr<caller_reply>;
+
 /// One HTTP exchange handed to a worker, and what came of it. The worker
-/// fills the outcome; the connection reads it when the worker answers.
+/// fills the outcome; the connection reads it when the worker hands it back.
 struct mcp_job {
   job_kind kind = job_kind::request;
   std::string path;
   mcp_http_headers headers;
   std::string body;
   jsonrpc_id id;
+  // A request's bookkeeping, read back by the connection.
+  uint64_t serial = 0; ///< of the pending request
+  int worker = -1;     ///< index of the worker running it
+  /// A caller's request: the worker answers it itself when it reads the answer.
+  reply_ptr reply;
   /// Set by the connection (any thread may read it): abort and skip.
   std::atomic<bool> cancelled{false};
   // Outcome.
@@ -72,6 +92,8 @@ namespace voxos {
 namespace {
 
 using job_atom = caf::atom_constant<caf::atom("job")>;
+using exchange_atom = caf::atom_constant<caf::atom("exchange")>;
+using exchanged_atom = caf::atom_constant<caf::atom("exchanged")>;
 using inbound_atom = caf::atom_constant<caf::atom("inbound")>;
 using endpoint_atom = caf::atom_constant<caf::atom("endpoint")>;
 using deadline_atom = caf::atom_constant<caf::atom("deadline")>;
@@ -200,14 +222,75 @@ void run_job(const connection_env& env, worker_link& link, const caf::actor_addr
   finish_job(link);
 }
 
+/// Requests whose callers a worker has answered, handed back to the
+/// connection without a message of their own: the connection collects them
+/// (drain) before it handles any message, so it never acts on a request
+/// already answered, and its caller's next request finds the slot free. A
+/// message is sent instead while requests wait for a slot, so that the slot
+/// is given on at once. Shared by the connection and its workers.
+struct handback_box {
+  std::mutex mtx;
+  std::vector<mcp_job_ptr> jobs;
+  bool slots_wanted = false; ///< requests are waiting: hand back with a message
+};
+
+/// What a caller is answered for `answer`: the raw result text, or why not.
+result<std::string> outcome_of(jsonrpc_message& answer) {
+  if (auto* ok = std::get_if<jsonrpc_response>(&answer))
+    return std::move(ok->result);
+  if (auto* err = std::get_if<jsonrpc_error_response>(&answer))
+    return status::error(errc::rejected, "server error " + std::to_string(err->code));
+  return status::error(errc::bad_json, "server answered with a non-answer");
+}
+
 /// Workers hold the connection weakly: an owner dropping its last handle
 /// ends the connection, and with it (linked) every worker.
-caf::behavior worker_behavior(caf::event_based_actor*, std::shared_ptr<const connection_env> env,
-                              std::shared_ptr<worker_link> link, caf::actor_addr connection) {
+caf::behavior worker_behavior(caf::event_based_actor* self,
+                              std::shared_ptr<const connection_env> env,
+                              std::shared_ptr<worker_link> link, caf::actor_addr connection,
+                              std::shared_ptr<handback_box> box) {
   return {
     [env, link, connection](job_atom, mcp_job_ptr& job) {
       run_job(*env, *link, connection, *job);
       return job;
+    },
+    // A request. Its answer goes straight to the caller (one thread hop
+    // fewer); the job goes back to the connection first (in the box, or as
+    // a message), so that it has freed the slot before the caller's next
+    // request can arrive. Failures are the connection's to answer (a
+    // session may have to be renewed).
+    [self, env, link, connection, box](exchange_atom, mcp_job_ptr& job) {
+      run_job(*env, *link, connection, *job);
+      std::optional<result<std::string>> direct;
+      caf::response_promise to_caller;
+      if (job->reply && job->exchange && *job->exchange) {
+        auto& answer = (*job->exchange)->answer;
+        bool is_answer = std::holds_alternative<jsonrpc_response>(answer)
+                         || std::holds_alternative<jsonrpc_error_response>(answer);
+        if (is_answer && job->reply->claim()) {
+          direct = outcome_of(answer);
+          const auto& made = job->reply->promise;
+          to_caller = caf::response_promise{caf::actor_cast<caf::strong_actor_ptr>(self),
+                                            made.source(), made.stages(), made.id()};
+        }
+      }
+      bool boxed = false;
+      if (direct) {
+        std::lock_guard<std::mutex> guard{box->mtx};
+        if (!box->slots_wanted) {
+          box->jobs.push_back(job);
+          boxed = true;
+        }
+      }
+      if (!boxed)
+        if (auto target = caf::actor_cast<caf::actor>(connection))
+          caf::anon_send(target, exchanged_atom::value, std::move(job));
+      if (direct) {
+        if (*direct)
+          to_caller.deliver(std::move(**direct));
+        else
+          to_caller.deliver(to_error(direct->error()));
+      }
     },
     // A stream may stay open as long as the server likes: it is started by
     // a plain message, not a request, so that no reply handle keeps the
@@ -249,7 +332,9 @@ struct pending_request {
   std::optional<uint64_t> caller_key; ///< set for callers' requests (cancellable by key)
   std::string method;
   std::string params; ///< JSON object text or ""
-  request_done done;
+  request_done done;  ///< the connection's own requests
+  reply_ptr reply;    ///< callers' requests
+  clock_type::time_point deadline;
   std::optional<jsonrpc_id> id; ///< once sent
   mcp_job_ptr job;              ///< while a worker has it
   int worker = -1;              ///< index of that worker
@@ -271,6 +356,7 @@ struct connection_state {
   /// Every link of every worker, for aborting all exchanges when the actor
   /// ends however it ends (shared with an attached functor).
   std::shared_ptr<std::vector<std::shared_ptr<worker_link>>> all_links;
+  std::shared_ptr<handback_box> box = std::make_shared<handback_box>();
 
   phase current = phase::idle;
   bool legacy = false; ///< speaking the legacy HTTP+SSE transport
@@ -285,6 +371,10 @@ struct connection_state {
   std::map<uint64_t, uint64_t> by_key;         ///< caller key -> serial
   std::map<jsonrpc_id, uint64_t> by_id;        ///< sent id -> serial
   std::deque<uint64_t> waiting;                ///< serials not yet sent, in order
+  /// Every pending request's deadline, earliest first. One timer message is
+  /// armed for the earliest (`timer_at`), not one per request.
+  std::set<std::pair<clock_type::time_point, uint64_t>> deadlines;
+  std::optional<clock_type::time_point> timer_at;
 
   std::vector<worker_slot> workers; ///< request workers
   worker_slot control;              ///< notifications, answers, DELETE, in order
@@ -312,8 +402,8 @@ worker_slot spawn_worker(self_pointer self) {
   worker_slot slot;
   slot.link = std::make_shared<worker_link>();
   st.all_links->push_back(slot.link);
-  slot.actor = self->spawn<caf::detached + caf::linked>(worker_behavior, st.env, slot.link,
-                                                        caf::actor_cast<caf::actor_addr>(self));
+  slot.actor = self->spawn<caf::detached + caf::linked>(
+    worker_behavior, st.env, slot.link, caf::actor_cast<caf::actor_addr>(self), st.box);
   return slot;
 }
 
@@ -357,9 +447,32 @@ void complete(self_pointer self, uint64_t serial, result<std::string> outcome) {
     st.by_key.erase(*req.caller_key);
   if (req.id)
     st.by_id.erase(*req.id);
+  st.deadlines.erase({req.deadline, serial});
   st.waiting.erase(std::remove(st.waiting.begin(), st.waiting.end(), serial), st.waiting.end());
-  if (req.done)
+  if (req.reply) {
+    if (!req.reply->claim())
+      return; // the worker has answered it
+    if (outcome)
+      req.reply->promise.deliver(std::move(*outcome));
+    else
+      req.reply->promise.deliver(to_error(outcome.error()));
+  } else if (req.done) {
     req.done(std::move(outcome));
+  }
+}
+
+/// Arms the deadline timer for the earliest deadline, unless a timer already
+/// fires at or before it. Rounded up, so that it never fires early.
+void arm_deadline_timer(self_pointer self) {
+  auto& st = self->state;
+  if (st.deadlines.empty())
+    return;
+  auto earliest = st.deadlines.begin()->first;
+  if (st.timer_at && *st.timer_at <= earliest)
+    return;
+  st.timer_at = earliest;
+  auto wait = std::chrono::ceil<std::chrono::milliseconds>(earliest - clock_type::now());
+  self->delayed_send(self, std::max(wait, std::chrono::milliseconds{0}), deadline_atom::value);
 }
 
 /// Gives up request `serial` (deadline or caller's cancel): tells the server
@@ -371,6 +484,8 @@ void abandon(self_pointer self, uint64_t serial, const char* why) {
   if (found == st.pending.end())
     return;
   auto& req = found->second;
+  if (req.reply && req.reply->claimed.load())
+    return; // answered; the worker is handing the job back
   if (req.id && req.method != "initialize") {
     json params{{"reason", why}};
     std::visit([&params](const auto& id) { params["requestId"] = id; }, *req.id);
@@ -384,14 +499,22 @@ void abandon(self_pointer self, uint64_t serial, const char* why) {
 
 /// Submits a request; `timeout_ms` 0 means the configured default.
 void submit(self_pointer self, std::optional<uint64_t> caller_key, std::string method,
-            std::string params, uint32_t timeout_ms, request_done done) {
+            std::string params, uint32_t timeout_ms, request_done done, reply_ptr reply = nullptr) {
   auto& st = self->state;
+  auto refuse = [&](const char* why) {
+    if (reply) {
+      reply->claim();
+      reply->promise.deliver(make_error(errc::unavailable, why));
+    } else {
+      done(status::error(errc::unavailable, why));
+    }
+  };
   if (st.current == phase::closed) {
-    done(status::error(errc::unavailable, "connection closed"));
+    refuse("connection closed");
     return;
   }
   if (st.waiting.size() >= st.cfg.max_queued) {
-    done(status::error(errc::unavailable, "too many requests waiting"));
+    refuse("too many requests waiting");
     return;
   }
   uint32_t effective = timeout_ms == 0 ? st.cfg.request_timeout_ms
@@ -403,11 +526,14 @@ void submit(self_pointer self, std::optional<uint64_t> caller_key, std::string m
   req.method = std::move(method);
   req.params = std::move(params);
   req.done = std::move(done);
+  req.reply = std::move(reply);
+  req.deadline = clock_type::now() + std::chrono::milliseconds{effective};
   if (caller_key)
     st.by_key.emplace(*caller_key, serial);
   bool is_initialize = req.method == "initialize";
+  st.deadlines.emplace(req.deadline, serial);
   st.pending.emplace(serial, std::move(req));
-  self->delayed_send(self, std::chrono::milliseconds{effective}, deadline_atom::value, serial);
+  arm_deadline_timer(self);
   if (is_initialize) {
     send_request(self, st.pending[serial]);
     return;
@@ -420,16 +546,7 @@ void submit(self_pointer self, std::optional<uint64_t> caller_key, std::string m
 
 /// Handles a request's answer (from its exchange, or off a stream).
 void on_answer(self_pointer self, uint64_t serial, jsonrpc_message& answer) {
-  if (auto* ok = std::get_if<jsonrpc_response>(&answer)) {
-    complete(self, serial, std::move(ok->result));
-    return;
-  }
-  if (auto* err = std::get_if<jsonrpc_error_response>(&answer)) {
-    complete(self, serial,
-             status::error(errc::rejected, "server error " + std::to_string(err->code)));
-    return;
-  }
-  complete(self, serial, status::error(errc::bad_json, "server answered with a non-answer"));
+  complete(self, serial, outcome_of(answer));
 }
 
 /// A Streamable HTTP initialize refused this way means the server may speak
@@ -479,15 +596,9 @@ void on_request_job(self_pointer self, uint64_t serial, int worker, mcp_job& job
 void send_request(self_pointer self, pending_request& req) {
   auto& st = self->state;
   jsonrpc_id id{st.next_id++};
-  json params = nullptr;
-  if (!req.params.empty()) {
-    params = json::parse(req.params, nullptr, false);
-    if (params.is_discarded() || !params.is_object()) {
-      complete(self, req.serial, status::error(errc::wrong_type, "params must be a JSON object"));
-      return;
-    }
-  }
-  auto body = make_jsonrpc_request(id, req.method, params);
+  // The caller's params text goes into the request as it is (checked, not
+  // parsed into a document and written again).
+  auto body = make_jsonrpc_request_text(id, req.method, req.params);
   if (!body) {
     complete(self, req.serial, body.error());
     return;
@@ -515,36 +626,54 @@ void send_request(self_pointer self, pending_request& req) {
     job->headers.protocol_version.clear();
   job->body = std::move(*body);
   job->id = id;
+  job->serial = req.serial;
+  job->worker = index;
+  if (job->kind == job_kind::request)
+    job->reply = req.reply;
   req.job = job;
   req.worker = index;
-  auto serial = req.serial;
-  self->request(slot.actor, caf::infinite, job_atom::value, std::move(job))
-    .then(
-      [self, serial, index](mcp_job_ptr& done) {
-        auto& st = self->state;
-        if (done->kind == job_kind::request) {
-          on_request_job(self, serial, index, *done);
-          return;
-        }
-        // Legacy: the POST only delivered the request; its answer comes on
-        // the stream, unless the POST failed.
-        st.workers[static_cast<std::size_t>(index)].busy = false;
-        auto found = st.pending.find(serial);
-        if (found != st.pending.end() && found->second.job == done) {
-          found->second.job.reset();
-          found->second.worker = -1;
-          if (!done->outcome.is_ok())
-            complete(self, serial, done->outcome);
-        }
-        dispatch(self);
-      },
-      [self, serial, index](caf::error& err) {
-        self->state.workers[static_cast<std::size_t>(index)].busy = false;
-        complete(self, serial, status::error(errc::unavailable, message_of(err)));
-      });
+  // Workers are linked: one that dies takes the connection with it, so the
+  // job always comes back (exchanged_atom).
+  self->send(slot.actor, exchange_atom::value, std::move(job));
 }
 
-void dispatch(self_pointer self) {
+/// A worker handed back a request's job (and may have answered its caller).
+void on_exchanged(self_pointer self, const mcp_job_ptr& done) {
+  auto& st = self->state;
+  auto serial = done->serial;
+  auto index = done->worker;
+  if (done->kind == job_kind::request) {
+    on_request_job(self, serial, index, *done);
+    return;
+  }
+  // Legacy: the POST only delivered the request; its answer comes on the
+  // stream, unless the POST failed.
+  st.workers[static_cast<std::size_t>(index)].busy = false;
+  auto found = st.pending.find(serial);
+  if (found != st.pending.end() && found->second.job == done) {
+    found->second.job.reset();
+    found->second.worker = -1;
+    if (!done->outcome.is_ok())
+      complete(self, serial, done->outcome);
+  }
+  dispatch(self);
+}
+
+/// Takes the jobs workers handed back in the box (see handback_box).
+void drain(self_pointer self) {
+  auto& st = self->state;
+  std::vector<mcp_job_ptr> jobs;
+  {
+    std::lock_guard<std::mutex> guard{st.box->mtx};
+    if (st.box->jobs.empty())
+      return;
+    jobs.swap(st.box->jobs);
+  }
+  for (auto& job : jobs)
+    on_exchanged(self, job);
+}
+
+void send_waiting(self_pointer self) {
   auto& st = self->state;
   if (st.current != phase::ready)
     return;
@@ -558,6 +687,25 @@ void dispatch(self_pointer self) {
     auto found = st.pending.find(serial);
     if (found != st.pending.end())
       send_request(self, found->second);
+  }
+}
+
+/// Sends what waits while slots are free; tells the workers whether
+/// requests wait (then they hand jobs back with a message).
+void dispatch(self_pointer self) {
+  auto& st = self->state;
+  drain(self);
+  for (;;) {
+    send_waiting(self);
+    std::unique_lock<std::mutex> guard{st.box->mtx};
+    if (!st.waiting.empty() && !st.box->jobs.empty()) {
+      // A slot came free meanwhile.
+      guard.unlock();
+      drain(self);
+      continue;
+    }
+    st.box->slots_wanted = !st.waiting.empty();
+    return;
   }
 }
 
@@ -770,6 +918,24 @@ std::string hello_json(const connection_state& st) {
     .dump();
 }
 
+/// Request `serial` is past its deadline.
+void expire(self_pointer self, uint64_t serial) {
+  auto& st = self->state;
+  auto found = st.pending.find(serial);
+  if (found == st.pending.end())
+    return;
+  auto& req = found->second;
+  if (req.method == "initialize" || (req.reply && req.reply->claimed.load())) {
+    // initialize is not cancellable on the server: abort the exchange, fail
+    // the wait. An answered request only waits for its job to come back.
+    if (req.job && req.worker >= 0)
+      abort_job(*st.workers[static_cast<std::size_t>(req.worker)].link, *req.job);
+    complete(self, serial, status::error(errc::unavailable, "request deadline exceeded"));
+    return;
+  }
+  abandon(self, serial, "request deadline exceeded");
+}
+
 caf::behavior connection_behavior(self_pointer self, mcp_endpoint endpoint,
                                   std::shared_ptr<const url_policy> policy, mcp_config cfg,
                                   checked_url checked) {
@@ -799,8 +965,10 @@ caf::behavior connection_behavior(self_pointer self, mcp_endpoint endpoint,
     for (auto& link : *links)
       abort_running(*link);
   });
+  // Every handler first takes the jobs workers handed back (drain).
   return {
     [self](connect_atom) -> caf::result<std::string> {
+      drain(self);
       auto& st = self->state;
       if (st.current == phase::ready)
         return hello_json(st);
@@ -817,35 +985,38 @@ caf::behavior connection_behavior(self_pointer self, mcp_endpoint endpoint,
     },
     [self](request_atom, uint64_t key, std::string& method, std::string& params,
            uint32_t timeout_ms) -> caf::result<std::string> {
+      drain(self);
       auto& st = self->state;
       if (st.by_key.count(key) != 0)
         return make_error(errc::conflict, "a request with this key is in flight");
       if (method.empty() || method.size() > 256)
         return make_error(errc::out_of_range, "method must be 1 to 256 characters");
-      auto promise = self->make_response_promise<std::string>();
-      submit(self, key, std::move(method), std::move(params), timeout_ms,
-             [promise](result<std::string> outcome) mutable {
-               if (!outcome)
-                 promise.deliver(to_error(outcome.error()));
-               else
-                 promise.deliver(std::move(*outcome));
-             });
-      return promise;
+      auto reply = std::make_shared<caller_reply>();
+      reply->promise = self->make_response_promise();
+      caf::response_promise handle = reply->promise;
+      submit(self, key, std::move(method), std::move(params), timeout_ms, {}, std::move(reply));
+      return handle;
     },
     [self](cancel_atom, uint64_t key) {
+      drain(self);
       auto& st = self->state;
       auto found = st.by_key.find(key);
       if (found != st.by_key.end())
         abandon(self, found->second, "request cancelled");
     },
     [self](list_atom, tool_atom) -> caf::result<std::string> {
+      drain(self);
       auto acc = std::make_shared<discovery>();
       acc->promise = self->make_response_promise<std::string>();
       list_page(self, acc, {});
       return acc->promise;
     },
-    [self](health_atom) { return health_json(self->state); },
+    [self](health_atom) {
+      drain(self);
+      return health_json(self->state);
+    },
     [self](close_atom) -> caf::result<bool> {
+      drain(self);
       auto& st = self->state;
       auto promise = self->make_response_promise<bool>();
       bool had_session = !st.legacy && !st.session_id.empty();
@@ -877,24 +1048,30 @@ caf::behavior connection_behavior(self_pointer self, mcp_endpoint endpoint,
       return promise;
     },
     // -- internal ----------------------------------------------------------------
-    [self](deadline_atom, uint64_t serial) {
+    [self](deadline_atom) {
+      drain(self);
       auto& st = self->state;
-      auto found = st.pending.find(serial);
-      if (found == st.pending.end())
-        return;
-      if (found->second.method == "initialize") {
-        // Not cancellable on the server: abort the exchange, fail the wait.
-        if (found->second.job && found->second.worker >= 0)
-          abort_job(*st.workers[static_cast<std::size_t>(found->second.worker)].link,
-                    *found->second.job);
-        complete(self, serial, status::error(errc::unavailable, "request deadline exceeded"));
-        return;
-      }
-      abandon(self, serial, "request deadline exceeded");
+      auto now = clock_type::now();
+      if (st.timer_at && *st.timer_at <= now)
+        st.timer_at.reset();
+      while (!st.deadlines.empty() && st.deadlines.begin()->first <= now)
+        expire(self, st.deadlines.begin()->second);
+      arm_deadline_timer(self);
     },
-    [self](inbound_atom, inbound_ptr& msg) { on_inbound(self, *msg); },
-    [self](listened_atom, mcp_job_ptr& done) { on_listen_done(self, done); },
+    [self](exchanged_atom, mcp_job_ptr& done) {
+      drain(self);
+      on_exchanged(self, done);
+    },
+    [self](inbound_atom, inbound_ptr& msg) {
+      drain(self);
+      on_inbound(self, *msg);
+    },
+    [self](listened_atom, mcp_job_ptr& done) {
+      drain(self);
+      on_listen_done(self, done);
+    },
     [self](endpoint_atom, std::string& path) {
+      drain(self);
       auto& st = self->state;
       if (!st.legacy || st.current != phase::connecting)
         return;

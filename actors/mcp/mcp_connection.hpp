@@ -15,6 +15,12 @@
 // only stream). Messages a server sends on any stream reach the actor as
 // they arrive: server requests (ping, elicitation) are answered at once,
 // even while the request that caused them is still streaming.
+// A request worker that reads a caller's answer (a result or a JSON-RPC
+// error) answers the caller itself, right after handing the job back to the
+// actor, which keeps the bookkeeping (slots, keys, deadlines); every other
+// outcome is the actor's to answer. Exactly one of them answers a caller,
+// whichever claims it first: a deadline or cancel that loses the race to an
+// answer is a no-op. The answer's sender is the worker, not the actor.
 //
 // Session: initialised on the first request (or `connect`); requests that
 // arrive meanwhile wait in order. `Mcp-Session-Id` and, after negotiation,
