@@ -36,6 +36,7 @@ using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
 using connect_atom = caf::atom_constant<caf::atom("connect")>;
 using close_atom = caf::atom_constant<caf::atom("close")>;
 using tool_atom = caf::atom_constant<caf::atom("tool")>;
+using changed_atom = caf::atom_constant<caf::atom("changed")>;
 using turn_atom = caf::atom_constant<caf::atom("turn")>;
 using listen_atom = caf::atom_constant<caf::atom("listen")>;
 

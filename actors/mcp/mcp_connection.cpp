@@ -382,6 +382,9 @@ struct connection_state {
   mcp_job_ptr listen_job;
 
   bool tools_changed = false;
+  uint64_t tools_changes = 0;       ///< list_changed notifications received
+  uint64_t tools_told = 0;          ///< messages sent to the listener
+  caf::actor_addr changes_listener; ///< told of tools/list_changed (weakly held)
   uint64_t server_requests = 0;
   uint64_t unexpected_answers = 0;
 };
@@ -817,6 +820,25 @@ void fail_all(self_pointer self, const status& why) {
   }
 }
 
+/// Tells the listener, if any, that the server's tools changed.
+void tell_listener(self_pointer self) {
+  auto& st = self->state;
+  ++st.tools_told;
+  if (auto target = caf::actor_cast<caf::actor>(st.changes_listener))
+    self->send(target, changed_atom::value, tool_atom::value, st.endpoint.server_id);
+}
+
+/// notifications/tools/list_changed: the mark is set, and the listener told
+/// once until a discovery clears it.
+void on_tools_changed(self_pointer self) {
+  auto& st = self->state;
+  ++st.tools_changes;
+  if (st.tools_changed)
+    return;
+  st.tools_changed = true;
+  tell_listener(self);
+}
+
 void on_inbound(self_pointer self, jsonrpc_message& msg) {
   auto& st = self->state;
   if (auto* req = std::get_if<jsonrpc_request>(&msg)) {
@@ -826,7 +848,7 @@ void on_inbound(self_pointer self, jsonrpc_message& msg) {
   }
   if (auto* note = std::get_if<jsonrpc_notification>(&msg)) {
     if (note->method == "notifications/tools/list_changed")
-      st.tools_changed = true;
+      on_tools_changed(self);
     // Progress, logging and the rest change nothing here; in particular,
     // progress never extends a request's deadline.
     return;
@@ -851,6 +873,8 @@ struct discovery {
   unsigned pages = 0;
   bool truncated = false;
   caf::typed_response_promise<std::string> promise;
+  uint64_t changes_at_start = 0; ///< tools_changes when it started
+  uint64_t told_at_start = 0;    ///< tools_told when it started
 };
 
 void list_page(self_pointer self, std::shared_ptr<discovery> acc, std::string cursor) {
@@ -885,7 +909,12 @@ void list_page(self_pointer self, std::shared_ptr<discovery> acc, std::string cu
              list_page(self, acc, next->get<std::string>());
              return;
            }
-           st.tools_changed = false;
+           // A change announced meanwhile may be missing from these pages:
+           // the mark stays, and the listener hears of it (once).
+           if (st.tools_changes == acc->changes_at_start)
+             st.tools_changed = false;
+           else if (st.tools_told == acc->told_at_start)
+             tell_listener(self);
            acc->promise.deliver(
              json{{"tools", std::move(acc->tools)}, {"truncated", acc->truncated}}.dump());
          });
@@ -938,9 +967,10 @@ void expire(self_pointer self, uint64_t serial) {
 
 caf::behavior connection_behavior(self_pointer self, mcp_endpoint endpoint,
                                   std::shared_ptr<const url_policy> policy, mcp_config cfg,
-                                  checked_url checked) {
+                                  checked_url checked, caf::actor_addr listener) {
   auto& st = self->state;
   st.endpoint = std::move(endpoint);
+  st.changes_listener = std::move(listener);
   st.cfg = cfg;
   st.legacy = st.endpoint.transport == transport_kind::sse;
   st.legacy_tried = st.legacy;
@@ -1008,6 +1038,8 @@ caf::behavior connection_behavior(self_pointer self, mcp_endpoint endpoint,
       drain(self);
       auto acc = std::make_shared<discovery>();
       acc->promise = self->make_response_promise<std::string>();
+      acc->changes_at_start = self->state.tools_changes;
+      acc->told_at_start = self->state.tools_told;
       list_page(self, acc, {});
       return acc->promise;
     },
@@ -1085,7 +1117,7 @@ caf::behavior connection_behavior(self_pointer self, mcp_endpoint endpoint,
 
 mcp_connection_actor spawn_mcp_connection(caf::actor_system& sys, mcp_endpoint endpoint,
                                           std::shared_ptr<const url_policy> policy,
-                                          const mcp_config& cfg) {
+                                          const mcp_config& cfg, const caf::actor& listener) {
   auto checked = policy->check(endpoint.url, "mcp");
   if (!checked) {
     // An actor that refuses every request with the policy's error.
@@ -1106,7 +1138,7 @@ mcp_connection_actor spawn_mcp_connection(caf::actor_system& sys, mcp_endpoint e
     return caf::actor_cast<mcp_connection_actor>(refuser);
   }
   auto handle = sys.spawn(connection_behavior, std::move(endpoint), std::move(policy), cfg,
-                          std::move(*checked));
+                          std::move(*checked), caf::actor_cast<caf::actor_addr>(listener));
   return caf::actor_cast<mcp_connection_actor>(handle);
 }
 

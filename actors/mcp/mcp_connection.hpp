@@ -56,6 +56,7 @@
 #include <memory>
 #include <string>
 
+#include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
@@ -101,8 +102,18 @@ using mcp_connection_actor = caf::typed_actor<
   caf::replies_to<close_atom>::with<bool>>;
 
 /// Spawns a connection. Nothing is sent until the first request.
+///
+/// `listener` (optional, held weakly) hears when the server's tools change:
+/// on `notifications/tools/list_changed` the connection sends it
+///   (changed_atom, tool_atom, std::string server_id)
+/// with `endpoint.server_id`, from the connection's own handle (the
+/// listener's current_sender()). Sent once when the "tools changed" mark
+/// (health) is set; the next discovery (list_atom, tool_atom) clears the
+/// mark, and a change announced while it ran is told again after it. A
+/// connection refused by the URL policy never sends it.
 mcp_connection_actor spawn_mcp_connection(caf::actor_system& sys, mcp_endpoint endpoint,
                                           std::shared_ptr<const url_policy> policy,
-                                          const mcp_config& cfg);
+                                          const mcp_config& cfg,
+                                          const caf::actor& listener = caf::actor{});
 
 } // namespace voxos

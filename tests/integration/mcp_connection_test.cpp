@@ -200,6 +200,44 @@ TEST_CASE("cancelling a long call tells the server and closes its stream") {
   CHECK(health(self, conn)["in_flight"] == 0);
 }
 
+TEST_CASE("a server's tools/list_changed is told to the listener, and discovery clears the mark") {
+  auto peer = test::start_sdk_peer({"--sse", "--changing-tools"});
+  REQUIRE_MESSAGE(peer->up(), peer->error_output());
+  actor_env env;
+  caf::scoped_actor self{*env.sys};
+  auto url = peer->url();
+  auto policy =
+    std::make_shared<const url_policy>(std::vector<node_config::registered_url>{{url, "mcp"}});
+  auto conn = spawn_mcp_connection(
+    *env.sys, mcp_endpoint{"changing", transport_kind::streamable_http, url, {}}, policy,
+    mcp_config{}, caf::actor_cast<caf::actor>(self));
+  env.connections.push_back(caf::actor_cast<caf::actor_addr>(conn));
+  CHECK(find_tool(list_tools(self, conn), "late_tool") == nullptr);
+
+  // The notification comes on the call's own event stream, before its answer.
+  auto revealed = call_tool(self, conn, 1, "reveal_tool", json::object());
+  REQUIRE_MESSAGE(revealed.result, revealed.message);
+  CHECK(first_text(*revealed.result) == "revealed");
+  std::string told;
+  caf::actor_addr teller;
+  self->receive(
+    [&](changed_atom, tool_atom, const std::string& server_id) {
+      told = server_id;
+      teller = self->current_sender() ? self->current_sender()->address() : caf::actor_addr{};
+    },
+    caf::after(std::chrono::seconds{10}) >> [] {});
+  CHECK(told == "changing");
+  CHECK(teller == caf::actor_cast<caf::actor_addr>(conn));
+  CHECK(health(self, conn)["tools_changed"] == true);
+
+  // Discovery sees the new tool and clears the mark.
+  CHECK(find_tool(list_tools(self, conn), "late_tool") != nullptr);
+  CHECK(health(self, conn)["tools_changed"] == false);
+  auto late = call_tool(self, conn, 2, "late_tool", json::object());
+  REQUIRE_MESSAGE(late.result, late.message);
+  CHECK(first_text(*late.result) == "late");
+}
+
 TEST_CASE("a request past its deadline is cancelled on the server") {
   auto peer = test::start_sdk_peer({"--json"});
   REQUIRE_MESSAGE(peer->up(), peer->error_output());

@@ -2,6 +2,7 @@
 // StreamableHTTPServerTransport), the reference peer for Voxos's MCP client.
 //
 //   node sdk_peer.mjs [--port N] [--json | --sse] [--stateless] [--tools N] [--page-size N]
+//                     [--changing-tools]
 //
 //   --port N        port on 127.0.0.1 (0, the default: the kernel picks one)
 //   --json          answer POSTs as application/json (enableJsonResponse)
@@ -13,6 +14,10 @@
 //   --tools N       N extra tools gen_0 .. gen_{N-1}, small distinct schemas
 //   --page-size N   tools/list in pages of N with nextCursor (McpServer itself
 //                   always answers with one page)
+//   --changing-tools  a tool `reveal_tool` that makes the hidden tool
+//                   `late_tool` appear in tools/list and announces it with one
+//                   notifications/tools/list_changed on the call's own stream
+//                   (before its answer, so only with --sse does it arrive)
 //
 // Once listening it prints exactly one line, "listening <port>", to stdout,
 // and nothing else there (diagnostics go to stderr).
@@ -41,7 +46,7 @@ import { z } from "zod";
 // ---- options ---------------------------------------------------------------
 
 function parseOptions(argv) {
-  const options = { port: 0, json: false, stateless: false, tools: 0, pageSize: 0 };
+  const options = { port: 0, json: false, stateless: false, tools: 0, pageSize: 0, changingTools: false };
   const integer = (flag, text) => {
     const value = Number(text);
     if (!Number.isInteger(value) || value < 0) {
@@ -55,6 +60,7 @@ function parseOptions(argv) {
     if (arg === "--json") options.json = true;
     else if (arg === "--sse") options.json = false;
     else if (arg === "--stateless") options.stateless = true;
+    else if (arg === "--changing-tools") options.changingTools = true;
     else if (arg === "--port") options.port = integer(arg, argv[++idx]);
     else if (arg === "--tools") options.tools = integer(arg, argv[++idx]);
     else if (arg === "--page-size") options.pageSize = integer(arg, argv[++idx]);
@@ -298,9 +304,33 @@ function paginateToolsList(mcp, pageSize) {
   });
 }
 
+// With --changing-tools: `late_tool` is registered hidden (before the server
+// is connected, so nothing is announced), and `reveal_tool` shows it. The
+// tool is enabled by its field rather than enable(), which would announce the
+// change a second time on the GET stream, at a moment of its own.
+function addChangingTools(mcp) {
+  const late = mcp.registerTool(
+    "late_tool",
+    { description: "Appears when reveal_tool is called.", inputSchema: {}, annotations: readOnly },
+    tracked("late_tool", async () => text("late")),
+  );
+  late.enabled = false;
+  mcp.registerTool(
+    "reveal_tool",
+    { description: "Makes late_tool appear and announces the change.", inputSchema: {} },
+    tracked("reveal_tool", async (_args, extra) => {
+      const changed = !late.enabled;
+      late.enabled = true;
+      if (changed) await extra.sendNotification({ method: "notifications/tools/list_changed" });
+      return text(changed ? "revealed" : "already revealed");
+    }),
+  );
+}
+
 function makeServer() {
   const mcp = new McpServer({ name: "voxos-sdk-peer", version: "1.0.0" });
   for (const tool of allTools) mcp.registerTool(tool.name, tool.config, tracked(tool.name, tool.handler));
+  if (options.changingTools) addChangingTools(mcp);
   if (options.pageSize > 0) paginateToolsList(mcp, options.pageSize);
   return mcp;
 }
