@@ -103,6 +103,10 @@ http_client::http_client(const checked_url& url, std::vector<ip_address> addrs, 
 
 http_client::~http_client() = default;
 
+void http_client::set_read_timeout(milliseconds limit) {
+  opts_.read_timeout = std::clamp(limit, milliseconds{1}, max_read_timeout);
+}
+
 void http_client::cancel() {
   cancelled_.store(true);
   // Shuts the socket of a request in flight down, so a blocked read returns.

@@ -117,6 +117,11 @@ public:
   result<http_response> del(const std::string& path, const http_header_list& headers,
                             const chunk_handler& on_chunk);
 
+  /// Sets the inactivity limit of the requests that follow (the options'
+  /// read_timeout; bounded to 1 ms .. 10 min). Call it between requests, on
+  /// the thread that sends them.
+  void set_read_timeout(std::chrono::milliseconds limit);
+
   /// Aborts the request in flight, and every later one: a cancelled client
   /// stays cancelled (no cancel is lost to a race with a request starting);
   /// make a new client to go on. Thread-safe; see the header comment.

@@ -190,6 +190,11 @@ void run_job(const connection_env& env, worker_link& link, const caf::actor_addr
                      std::make_shared<jsonrpc_message>(std::move(msg)));
   };
   auto& http = **client;
+  // A request's exchange may stay silent until the request's deadline (a
+  // server answering JSON says nothing until it has the result): the
+  // connection's deadline timer bounds it, not mcp.read_timeout_ms.
+  if (&opts == &env.request_opts)
+    http.set_read_timeout(job.kind == job_kind::request ? opts.total_deadline : opts.read_timeout);
   switch (job.kind) {
   case job_kind::request:
     job.exchange =

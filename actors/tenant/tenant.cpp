@@ -145,6 +145,8 @@ struct tenant_actor_state {
   /// "<server id>@<cache version>" of caches a run start has already tried
   /// to repair with a live discovery: one try per cache version.
   std::unordered_set<std::string> repairs_tried;
+  /// Servers whose connection announced that their tools changed.
+  std::unordered_set<std::string> stale_caches;
   node_metrics* metrics = nullptr;
 };
 
@@ -404,7 +406,7 @@ caf::result<std::string> test_server(self_pointer self, const std::string& serve
   auto conn = spawn_mcp_connection(
     self->system(),
     mcp_endpoint{server_id, rec->second.transport, rec->second.url, std::move(*headers)},
-    st.services.urls, st.services.mcp);
+    st.services.urls, st.services.mcp, caf::actor_cast<caf::actor>(self));
   (*st.connections)[server_id] = conn;
   auto promise = self->make_response_promise<std::string>();
   self
@@ -436,7 +438,7 @@ result<mcp_connection_actor> connection_for(self_pointer self, const std::string
   auto conn = spawn_mcp_connection(
     self->system(),
     mcp_endpoint{server_id, rec->second.transport, rec->second.url, std::move(*headers)},
-    st.services.urls, st.services.mcp);
+    st.services.urls, st.services.mcp, caf::actor_cast<caf::actor>(self));
   conns[server_id] = conn;
   return conn;
 }
@@ -585,22 +587,30 @@ void start_run(self_pointer self, run_start start, effective_policy snapshot,
       [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
 }
 
-/// Servers whose cache lacks the definition of a tool the snapshot would
-/// consider (allowlisted on a usable server: reason not_discovered), and
-/// whose cache version no run start has tried to repair yet. Marks them
+/// Servers of the snapshot to discover before the run is composed: those
+/// whose connection announced a tools change (the mark is cleared), and
+/// those whose cache lacks the definition of a tool the snapshot would
+/// consider (allowlisted on a usable server: reason not_discovered) and
+/// whose cache version no run start has tried to repair yet. Marks those
 /// tried: a server that really lacks the tool costs one discovery per cache
 /// version, not one per run.
 std::vector<std::string> caches_to_repair(tenant_actor_state& st,
                                           const effective_policy& snapshot) {
   std::vector<std::string> out;
   for (const auto& decision : snapshot.decisions) {
+    std::string server_id{decision.server_id()};
+    if (st.stale_caches.erase(server_id) != 0) {
+      if (std::find(out.begin(), out.end(), server_id) == out.end())
+        out.push_back(std::move(server_id));
+      continue;
+    }
     if (decision.why != reason::not_discovered)
       continue;
-    std::string server_id{decision.server_id()};
     auto rec = st.cfg.state.servers.find(server_id);
     if (rec == st.cfg.state.servers.end())
       continue;
-    if (st.repairs_tried.insert(server_id + "@" + rec->second.cache_version).second)
+    if (st.repairs_tried.insert(server_id + "@" + rec->second.cache_version).second
+        && std::find(out.begin(), out.end(), server_id) == out.end())
       out.push_back(std::move(server_id));
   }
   return out;
@@ -945,6 +955,15 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
         start_run(self, std::move(start), std::move(again), promise);
       });
       return promise;
+    },
+    [self, note](changed_atom, tool_atom, const std::string& server_id) {
+      note();
+      auto& st = self->state;
+      auto conn = st.connections->find(server_id);
+      if (conn == st.connections->end() || conn->second.address() != self->current_sender())
+        return;
+      st.stale_caches.insert(server_id);
+      log::info("tenant", "a server announced a change of its tools: the next run rediscovers it");
     },
     [self, note](tool_atom, const std::string& run_id,
                  std::vector<tool_call>& calls) -> caf::result<std::vector<tool_output>> {

@@ -102,7 +102,12 @@ using tenant_actor = caf::typed_actor<
   // against the run's snapshot; audited. Answers {allowed, reason}.
   caf::replies_to<check_atom, std::string, std::string, std::string>::with<std::string>,
   // The newest audit rows (at most the given count): JSON array.
-  caf::replies_to<list_atom, audit_atom, uint32_t>::with<std::string>>;
+  caf::replies_to<list_atom, audit_atom, uint32_t>::with<std::string>,
+  // From the tenant's own connection to a server (any other sender is
+  // ignored): the server announced notifications/tools/list_changed. Its
+  // cache is stale: the next run start whose snapshot names the server
+  // rediscovers it once (as a repair discovery) before composing.
+  caf::reacts_to<changed_atom, tool_atom, std::string>>;
 
 /// Spawns a tenant actor. It loads its state from `store` (and applies pending
 /// migrations) before it handles any request: callers may send right away.

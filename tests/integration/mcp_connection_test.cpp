@@ -238,6 +238,26 @@ TEST_CASE("a server's tools/list_changed is told to the listener, and discovery 
   CHECK(first_text(*late.result) == "late");
 }
 
+TEST_CASE("a JSON-mode call may stay silent past the read timeout, until its deadline") {
+  auto peer = test::start_sdk_peer({"--json"});
+  REQUIRE_MESSAGE(peer->up(), peer->error_output());
+  actor_env env;
+  mcp_config cfg;
+  cfg.read_timeout_ms = 300;
+  auto conn = connect_to(env, peer->url(), transport_kind::streamable_http, cfg);
+  caf::scoped_actor self{*env.sys};
+  // The server says nothing for 1.2 s, then answers the whole result.
+  auto slept =
+    call(self, conn, 1, "tools/call", {{"name", "sleep"}, {"arguments", {{"ms", 1200}}}});
+  REQUIRE_MESSAGE(slept.result, slept.message);
+  CHECK((*slept.result)["content"][0]["text"] == "slept 1200 ms");
+  // Its deadline still holds.
+  auto late =
+    call(self, conn, 2, "tools/call", {{"name", "sleep"}, {"arguments", {{"ms", 5000}}}}, 800);
+  CHECK_FALSE(late.result);
+  CHECK(late.code == errc::unavailable);
+}
+
 TEST_CASE("a request past its deadline is cancelled on the server") {
   auto peer = test::start_sdk_peer({"--json"});
   REQUIRE_MESSAGE(peer->up(), peer->error_output());

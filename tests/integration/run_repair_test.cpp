@@ -1,4 +1,4 @@
-// The single repair discovery at run start: a server whose cache lacks the
+// Discovery at run start: the single repair discovery: a server whose cache lacks the
 // definition of an allowlisted tool is discovered live once (the cache is
 // then repaired), and a tool the server no longer has costs one discovery
 // per cache version, not one per run. The SDK-built peer is restarted on the
@@ -140,4 +140,66 @@ TEST_CASE("a tool the server no longer has costs one discovery per cache version
     CHECK(named);
   }
   CHECK(f.discoveries() == 1);
+}
+
+TEST_CASE("a server's tools/list_changed makes the next run rediscover it, once") {
+  auto peer = test::start_sdk_peer({"--sse", "--changing-tools"});
+  REQUIRE_MESSAGE(peer->up(), peer->error_output());
+  test::temp_dir dir;
+  test::running_node node{dir, {{peer->url(), "mcp"}}};
+  auto token = node.make_tenant("Acme").second;
+  auto agent_id = node.call("GET", "/v1/agents", token).body[0]["agent_id"].get<std::string>();
+  auto made =
+    node.call("POST", "/v1/servers", token, json{{"url", peer->url()}, {"label", "Peer"}}.dump());
+  REQUIRE_MESSAGE(made.status == 201, made.raw);
+  auto server_id = made.body["server_id"].get<std::string>();
+  auto test_server = [&] {
+    return node.call("POST", "/v1/servers/" + server_id + "/test", token).status == 200;
+  };
+  auto allow = [&](const json& tools) {
+    return node
+             .call("PATCH", "/v1/servers/" + server_id, token,
+                   json{{"enabled", true}, {"trusted", true}, {"allowed_tools", tools}}.dump())
+             .status
+           == 200;
+  };
+  auto grant = [&](const std::string& tool) {
+    return node
+             .call("PUT", "/v1/agents/" + agent_id + "/grants", token,
+                   json{{"server_id", server_id}, {"tool", tool}, {"decision", "allow"}}.dump())
+             .status
+           == 200;
+  };
+  auto start_run = [&] {
+    auto started = node.call("POST", "/v1/runs", token,
+                             json{{"agent_id", agent_id}, {"channel", "owner_text_chat"}}.dump());
+    REQUIRE_MESSAGE(started.status == 201, started.raw);
+    return started.body;
+  };
+  REQUIRE(test_server());
+  REQUIRE(allow({"echo", "reveal_tool"}));
+  REQUIRE(test_server());
+  REQUIRE(grant("reveal_tool"));
+  // late_tool is unknown: it cannot be allowlisted yet.
+  CHECK_FALSE(allow({"echo", "reveal_tool", "late_tool"}));
+
+  auto run = start_run();
+  auto reveal = model_name(run, "reveal_tool");
+  REQUIRE(!reveal.empty());
+  auto answered = node.call(
+    "POST", "/v1/runs/" + run["run_id"].get<std::string>() + "/tool-calls", token,
+    json{{"calls", {{{"call_id", "c1"}, {"name", reveal}, {"arguments", json::object()}}}}}.dump());
+  REQUIRE_MESSAGE(answered.status == 200, answered.raw);
+  REQUIRE(answered.body["outputs"][0]["status"] == "ok");
+
+  // The announcement reached the tenant: the next run start rediscovers.
+  REQUIRE(test::reset_peer_stats(peer->port()));
+  start_run();
+  CHECK(test::peer_stats(peer->port())["methods"].value("tools/list", 0) == 1);
+  // late_tool is now known: it can be allowlisted and granted without a test.
+  REQUIRE(allow({"echo", "reveal_tool", "late_tool"}));
+  REQUIRE(grant("late_tool"));
+  auto later = start_run();
+  CHECK(!model_name(later, "late_tool").empty());
+  CHECK(test::peer_stats(peer->port())["methods"].value("tools/list", 0) == 1);
 }
