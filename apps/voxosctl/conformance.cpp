@@ -99,8 +99,12 @@ int run_conformance_client(const std::string& url) {
   self->request(conn, wait, connect_atom::value)
     .receive([](const std::string& hello) { std::printf("connected: %s\n", hello.c_str()); },
              [&](caf::error& err) { code = fail("connect", err); });
-  if (code != 0)
+  if (code != 0) {
+    // Nothing to close: the connection goes at once (the actor system waits
+    // for it on the way out).
+    self->send_exit(conn, caf::exit_reason::kill);
     return code;
+  }
   // The standalone GET stream opens right after the session does; servers
   // that send requests on it (elicitation-sep1034-client-defaults) drop them
   // while it is not yet open, and nothing tells a client when it is.
