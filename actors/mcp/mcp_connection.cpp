@@ -396,6 +396,10 @@ struct connection_state {
 
 using self_pointer = caf::stateful_actor<connection_state>*;
 
+bool is_stateless(const connection_state& st) {
+  return st.endpoint.protocol_version == stateless_protocol_version;
+}
+
 mcp_http_headers session_headers(const connection_state& st) {
   mcp_http_headers out;
   out.session_id = st.session_id;
@@ -577,7 +581,20 @@ void on_request_job(self_pointer self, uint64_t serial, int worker, mcp_job& job
       auto err = exchange.error();
       bool expired =
         err.code() == errc::not_found && !st.session_id.empty() && req.method != "initialize";
-      if (expired && !req.retried) {
+      // The stateless revision: a server that does not take the version
+      // answers -32022 with the versions it does; this client speaks only
+      // 2026-07-28 statelessly, so it sends the request once more as it is
+      // (the server may have refused it for another reason, e.g. a first
+      // request) and then gives up.
+      bool unsupported_version =
+        is_stateless(st) && err.message().find("JSON-RPC error -32022") != std::string::npos;
+      if (unsupported_version && !req.retried) {
+        req.retried = true;
+        if (req.id)
+          st.by_id.erase(*req.id);
+        req.id.reset();
+        st.waiting.push_front(serial);
+      } else if (expired && !req.retried) {
         // The session expired: initialise afresh, then send this again.
         log::info("mcp_connection", "session expired; initialising again");
         req.retried = true;
@@ -606,7 +623,15 @@ void send_request(self_pointer self, pending_request& req) {
   jsonrpc_id id{st.next_id++};
   // The caller's params text goes into the request as it is (checked, not
   // parsed into a document and written again).
-  auto body = make_jsonrpc_request_text(id, req.method, req.params);
+  result<std::string> stateless_params{std::string{}};
+  if (is_stateless(st))
+    stateless_params = with_stateless_meta(req.params, VOXOS_VERSION);
+  if (!stateless_params) {
+    complete(self, req.serial, stateless_params.error());
+    return;
+  }
+  auto body =
+    make_jsonrpc_request_text(id, req.method, is_stateless(st) ? *stateless_params : req.params);
   if (!body) {
     complete(self, req.serial, body.error());
     return;
@@ -632,6 +657,11 @@ void send_request(self_pointer self, pending_request& req) {
   job->headers = session_headers(st);
   if (req.method == "initialize")
     job->headers.protocol_version.clear();
+  if (is_stateless(st)) {
+    job->headers.extra.emplace_back("Mcp-Method", req.method);
+    if (auto name = stateless_name(req.method, req.params); !name.empty())
+      job->headers.extra.emplace_back("Mcp-Name", std::move(name));
+  }
   job->body = std::move(*body);
   job->id = id;
   job->serial = req.serial;
@@ -801,6 +831,17 @@ void start_connect(self_pointer self) {
   st.session_id.clear();
   st.hello.reset();
   st.post_path = st.env->url.url.path_and_query;
+  if (is_stateless(st)) {
+    // No handshake, no session, no GET stream: every request says its
+    // version itself.
+    mcp_server_hello hello;
+    hello.protocol_version = std::string{stateless_protocol_version};
+    hello.capabilities = "{}";
+    st.hello = std::move(hello);
+    st.current = phase::ready;
+    dispatch(self);
+    return;
+  }
   if (st.legacy) {
     // The endpoint event names where to POST; initialize goes there.
     start_listen(self, job_kind::legacy_listen);
@@ -1005,6 +1046,8 @@ caf::behavior connection_behavior(self_pointer self, mcp_endpoint endpoint,
     [self](connect_atom) -> caf::result<std::string> {
       drain(self);
       auto& st = self->state;
+      if (st.current == phase::idle && is_stateless(st))
+        start_connect(self); // nothing to ask the server: ready at once
       if (st.current == phase::ready)
         return hello_json(st);
       auto promise = self->make_response_promise<std::string>();

@@ -5,6 +5,10 @@
 // Transports: Streamable HTTP, or the legacy HTTP+SSE transport when the
 // server record says so, or when a Streamable HTTP `initialize` POST is
 // refused with 400, 404 or 405 (the fallback of the 2025-03-26 revision).
+// With `mcp_endpoint::protocol_version` "2026-07-28" the stateless revision
+// is spoken instead: no initialize, session or GET stream; every request
+// carries its version, method and name (headers and params._meta; see
+// mcp_protocol.hpp) and is sent once more after a -32022 answer.
 // Wire details live in transport/mcp_http.hpp.
 //
 // Threads: the actor itself never blocks. Each HTTP exchange runs on a
@@ -77,6 +81,10 @@ struct mcp_endpoint {
   std::string url;
   /// Sent with every request (static auth headers). Values are secrets.
   http_header_list headers;
+  /// "": the initialize handshake (revisions up to 2025-11-25). "2026-07-28":
+  /// the stateless revision, spoken from the first request (no initialize,
+  /// no session, no GET stream; version and method on every request).
+  std::string protocol_version;
 };
 
 using mcp_connection_actor = caf::typed_actor<

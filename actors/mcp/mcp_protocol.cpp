@@ -21,6 +21,40 @@ json initialize_params(std::string_view client_version) {
   };
 }
 
+result<std::string> with_stateless_meta(std::string_view params_text,
+                                        std::string_view client_version) {
+  json meta{{"io.modelcontextprotocol/protocolVersion", std::string{stateless_protocol_version}},
+            {"io.modelcontextprotocol/clientCapabilities",
+             json{{"elicitation", json{{"form", json::object()}}}}},
+            {"io.modelcontextprotocol/clientInfo",
+             json{{"name", "voxos"}, {"version", std::string{client_version}}}}};
+  auto first = params_text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos)
+    return json{{"_meta", std::move(meta)}}.dump();
+  if (params_text[first] != '{')
+    return status::error(errc::bad_json, "params must be a JSON object");
+  auto rest = params_text.substr(first + 1);
+  auto next = rest.find_first_not_of(" \t\r\n");
+  std::string out = R"({"_meta":)" + meta.dump();
+  if (next != std::string_view::npos && rest[next] != '}')
+    out += ',';
+  out.append(rest.data(), rest.size());
+  return out;
+}
+
+std::string stateless_name(std::string_view method, std::string_view params_text) {
+  const char* field = method == "tools/call" || method == "prompts/get" ? "name"
+                      : method == "resources/read"                      ? "uri"
+                                                                        : nullptr;
+  if (field == nullptr)
+    return {};
+  auto doc = json::parse(params_text, nullptr, false);
+  if (!doc.is_object())
+    return {};
+  auto found = doc.find(field);
+  return found != doc.end() && found->is_string() ? found->get<std::string>() : std::string{};
+}
+
 result<mcp_server_hello> read_initialize_result(std::string_view result_json) {
   auto doc = json::parse(result_json, nullptr, false);
   if (doc.is_discarded() || !doc.is_object())

@@ -29,6 +29,23 @@ bool is_supported_protocol_version(std::string_view version) noexcept;
 /// clientInfo {name "voxos", version}.
 nlohmann::json initialize_params(std::string_view client_version);
 
+/// The stateless revision: no initialize handshake; every request carries
+/// its version in the MCP-Protocol-Version header and in params._meta, and
+/// says its method (and name) in the Mcp-Method (Mcp-Name) header.
+inline constexpr std::string_view stateless_protocol_version = "2026-07-28";
+
+/// `params_text` (a JSON object's text, or "" for none) with the stateless
+/// revision's `_meta` first: io.modelcontextprotocol/protocolVersion,
+/// clientCapabilities (form-mode elicitation, as initialize_params declares)
+/// and clientInfo. Fails with bad_json when params_text is not an object's
+/// text.
+result<std::string> with_stateless_meta(std::string_view params_text,
+                                        std::string_view client_version);
+
+/// The Mcp-Name header's value for a request: params.name for tools/call and
+/// prompts/get, params.uri for resources/read; "" for other methods.
+std::string stateless_name(std::string_view method, std::string_view params_text);
+
 /// What a server said about itself in its `initialize` answer.
 struct mcp_server_hello {
   std::string protocol_version;

@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include <caf/actor_system.hpp>
@@ -29,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/mcp/mcp_connection.hpp"
+#include "actors/mcp/mcp_protocol.hpp"
 #include "messages/error.hpp"
 #include "messages/register.hpp"
 #include "transport/url_policy.hpp"
@@ -91,8 +93,13 @@ int run_conformance_client(const std::string& url) {
     std::make_shared<const url_policy>(std::vector<node_config::registered_url>{{url, "mcp"}});
   mcp_config mcp;
   mcp.request_timeout_ms = 20'000;
-  auto conn = spawn_mcp_connection(
-    sys, mcp_endpoint{"conformance", transport_kind::streamable_http, url, {}}, policy, mcp);
+  // The runner names the revision a scenario runs at; 2026-07-28 is spoken
+  // statelessly from the first request.
+  mcp_endpoint endpoint{"conformance", transport_kind::streamable_http, url, {}};
+  if (const char* version = std::getenv("MCP_CONFORMANCE_PROTOCOL_VERSION");
+      version != nullptr && std::string_view{version} == stateless_protocol_version)
+    endpoint.protocol_version = version;
+  auto conn = spawn_mcp_connection(sys, std::move(endpoint), policy, mcp);
   caf::scoped_actor self{sys};
   const auto wait = std::chrono::seconds{25};
   int code = 0;

@@ -82,3 +82,31 @@ TEST_CASE("sampling, roots and unknown methods get method not found") {
   for (auto method : {"sampling/createMessage", "roots/list", "x/y"})
     CHECK(answer(method, "{}")["error"]["code"] == -32601);
 }
+
+TEST_CASE("the stateless revision puts its _meta first in every request's params") {
+  auto meta_of = [](const std::string& params) {
+    auto made = voxos::with_stateless_meta(params, "1.2.3");
+    REQUIRE(made.is_ok());
+    return json::parse(*made);
+  };
+  auto none = meta_of("");
+  CHECK(none["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28");
+  CHECK(none["_meta"]["io.modelcontextprotocol/clientCapabilities"]["elicitation"].is_object());
+  CHECK(none["_meta"]["io.modelcontextprotocol/clientInfo"]["version"] == "1.2.3");
+  CHECK(none.size() == 1);
+  CHECK(meta_of(" { } ").size() == 1);
+  auto call = meta_of(R"({"name":"add","arguments":{"a":1}})");
+  CHECK(call["name"] == "add");
+  CHECK(call["arguments"]["a"] == 1);
+  CHECK(call["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28");
+  CHECK_FALSE(voxos::with_stateless_meta("[1]", "1").is_ok());
+  CHECK_FALSE(voxos::with_stateless_meta("\"x\"", "1").is_ok());
+}
+
+TEST_CASE("the stateless revision names a call's tool, prompt or resource in Mcp-Name") {
+  CHECK(voxos::stateless_name("tools/call", R"({"name":"add","arguments":{}})") == "add");
+  CHECK(voxos::stateless_name("prompts/get", R"({"name":"greet"})") == "greet");
+  CHECK(voxos::stateless_name("resources/read", R"({"uri":"file:///a"})") == "file:///a");
+  CHECK(voxos::stateless_name("tools/list", R"({"cursor":"c"})").empty());
+  CHECK(voxos::stateless_name("tools/call", "").empty());
+}
