@@ -33,6 +33,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/mcp/mcp_connection.hpp"
+#include "bench/echo_peer.hpp"
 #include "messages/error.hpp"
 #include "messages/register.hpp"
 #include "support/node_peer.hpp"
@@ -144,33 +145,6 @@ mcp_connection_actor connect(caf::actor_system& sys, const std::string& url) {
                               policy, mcp_config{});
 }
 
-/// The smallest JSON-RPC peer cpp-httplib makes: initialize, notifications
-/// (202) and tools/call (echo), answered as JSON. Only the floor's peer.
-/// Connections stay open as long as a client likes (as Node's server keeps
-/// them): httplib's default closes one every 5 requests, which would add a
-/// reconnect every fifth call to both clients and blur what is measured.
-void serve_echo(httplib::Server& svr) {
-  svr.set_tcp_nodelay(true); // else delayed ACKs cost 40 ms a call
-  svr.set_keep_alive_max_count(1'000'000);
-  svr.Post("/mcp", [](const httplib::Request& req, httplib::Response& res) {
-    auto msg = json::parse(req.body, nullptr, false);
-    if (!msg.is_object() || !msg.contains("id")) {
-      res.status = 202;
-      return;
-    }
-    json result;
-    if (msg.value("method", "") == "initialize")
-      result = {{"protocolVersion", "2025-11-25"},
-                {"capabilities", json::object()},
-                {"serverInfo", {{"name", "floor"}, {"version", "1"}}}};
-    else
-      result = {{"content", json::array({{{"type", "text"}, {"text", "ok"}}})}};
-    res.set_content(json{{"jsonrpc", "2.0"}, {"id", msg["id"]}, {"result", result}}.dump(),
-                    "application/json");
-  });
-  svr.Get("/mcp", [](const httplib::Request&, httplib::Response& res) { res.status = 405; });
-}
-
 /// The floor: `count` calls on `cli` (one kept-alive connection), the same
 /// requests as our client sends (same headers, same body), built and read
 /// with nlohmann, nothing else. Returns the seconds they took.
@@ -260,7 +234,7 @@ int compare_with_sdk(std::size_t calls) {
 /// Part 2: the floor, the same JSON-RPC over cpp-httplib with nothing else.
 void compare_with_floor(std::size_t calls) {
   httplib::Server svr;
-  serve_echo(svr);
+  bench::serve_echo(svr);
   int port = svr.bind_to_any_port("127.0.0.1");
   std::thread server{[&] { svr.listen_after_bind(); }};
   while (!svr.is_running())

@@ -43,6 +43,7 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/scoped_actor.hpp>
 
+#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include "actors/event_store/event_store.hpp"
@@ -50,6 +51,7 @@
 #include "actors/metrics/node_metrics.hpp"
 #include "actors/tenant/tenant.hpp"
 #include "actors/tenant/tenant_events.hpp"
+#include "bench/echo_peer.hpp"
 #include "messages/error.hpp"
 #include "messages/register.hpp"
 #include "storage/event_db.hpp"
@@ -563,6 +565,15 @@ int main(int argc, char** argv) {
   std::optional<wave_figures> waves;
   std::optional<overhead_figures> with_sync;
   std::optional<overhead_figures> without_sync;
+  std::optional<overhead_figures> echo_figures;
+  test::temp_dir dir_echo;
+  // The even peer (bench/echo_peer.hpp): the same overhead without the
+  // Node peer's millisecond tails in both percentiles.
+  httplib::Server echo_server;
+  bench::serve_echo(echo_server);
+  int echo_port = echo_server.bind_to_any_port("127.0.0.1");
+  std::thread echo_thread{[&] { echo_server.listen_after_bind(); }};
+  const std::string echo_url = "http://127.0.0.1:" + std::to_string(echo_port) + "/mcp";
   std::optional<memory_figures> memory;
   cancel_figures cancels;
   bool ok = false;
@@ -577,12 +588,16 @@ int main(int argc, char** argv) {
       return std::fprintf(stderr, "vault: %s\n", sealer.error().message().c_str()), 1;
     tenant_services services;
     services.urls = std::make_shared<const url_policy>(
-      std::vector<node_config::registered_url>{{peer->url(), "mcp"}});
+      std::vector<node_config::registered_url>{{peer->url(), "mcp"}, {echo_url, "mcp"}});
     services.secrets = std::make_shared<const vault>(std::move(*sealer));
     services.mcp = mcp_config{};
     services.run = run_config{};
     auto synced = make_tenant(sys, metrics, dir_sync, true, services, peer->url());
     auto unsynced = make_tenant(sys, metrics, dir_nosync, false, services, peer->url());
+    auto even = make_tenant(sys, metrics, dir_echo, false, services, echo_url);
+    auto echo_direct = spawn_mcp_connection(
+      sys, mcp_endpoint{"echo direct", transport_kind::streamable_http, echo_url, {}},
+      services.urls, services.mcp);
     auto direct = spawn_mcp_connection(
       sys, mcp_endpoint{"direct", transport_kind::streamable_http, peer->url(), {}}, services.urls,
       services.mcp);
@@ -590,7 +605,9 @@ int main(int argc, char** argv) {
       waves = measure_waves(sys, *synced, opts);
       with_sync = measure_overhead(sys, *synced, direct, opts.calls_sync);
       without_sync = measure_overhead(sys, *unsynced, direct, opts.calls_nosync);
-      ok = waves && with_sync && without_sync
+      if (even)
+        echo_figures = measure_overhead(sys, *even, echo_direct, opts.calls_nosync);
+      ok = waves && with_sync && without_sync && echo_figures
            && measure_cancels(sys, *synced, direct, peer->port(), opts, cancels);
       if (ok) {
         memory = measure_memory(sys, *unsynced, opts, services.run.max_live_runs);
@@ -598,12 +615,16 @@ int main(int argc, char** argv) {
       }
     }
     caf::anon_send_exit(direct, caf::exit_reason::user_shutdown);
-    for (auto* t : {synced ? &*synced : nullptr, unsynced ? &*unsynced : nullptr})
+    caf::anon_send_exit(echo_direct, caf::exit_reason::user_shutdown);
+    for (auto* t :
+         {synced ? &*synced : nullptr, unsynced ? &*unsynced : nullptr, even ? &*even : nullptr})
       if (t != nullptr) {
         caf::anon_send_exit(t->tenant, caf::exit_reason::user_shutdown);
         caf::anon_send_exit(t->store, caf::exit_reason::user_shutdown);
       }
   }
+  echo_server.stop();
+  echo_thread.join();
   if (!ok) {
     std::fprintf(stderr, "run_bench: a phase failed; no figures\n");
     return 1;
@@ -645,8 +666,9 @@ int main(int argc, char** argv) {
   std::printf("b. one `echo` call, runtime (tenant -> run -> wave -> connection, audit + activity "
               "appended) vs our client straight to the peer, interleaved; overhead = "
               "difference of the percentiles (target p99 <= 100 us):\n");
-  for (auto* figures : {&*with_sync, &*without_sync}) {
+  for (auto* figures : {&*with_sync, &*without_sync, &*echo_figures}) {
     bool synced = figures == &*with_sync;
+    bool even = figures == &*echo_figures;
     auto rt50 = percentile(figures->runtime_us, 0.5);
     auto rt99 = percentile(figures->runtime_us, 0.99);
     auto d50 = percentile(figures->direct_us, 0.5);
@@ -655,10 +677,15 @@ int main(int argc, char** argv) {
       "   %s (%4zu calls): runtime p50 %7.0f us p99 %7.0f us | straight p50 %6.0f us "
       "p99 %6.0f us | x%.2f / x%.2f | overhead p50 %6.0f us p99 %6.0f us (%s)\n"
       "                                one store append alone: p50 %6.0f us p99 %6.0f us\n",
-      synced ? "store sync on " : "store sync off", figures->runtime_us.size(), rt50, rt99, d50,
-      d99, rt50 / d50, rt99 / d99, rt50 - d50, rt99 - d99, verdict(rt99 - d99 <= 100),
-      percentile(figures->append_us, 0.5), percentile(figures->append_us, 0.99));
+      synced ? "store sync on "
+      : even ? "even peer    "
+             : "store sync off",
+      figures->runtime_us.size(), rt50, rt99, d50, d99, rt50 / d50, rt99 / d99, rt50 - d50,
+      rt99 - d99, verdict(rt99 - d99 <= 100), percentile(figures->append_us, 0.5),
+      percentile(figures->append_us, 0.99));
   }
+  std::printf("   (even peer: the same, sync off, against bench/echo_peer.hpp, a cpp-httplib "
+              "peer that answers at once, so neither percentile carries the Node peer's tails)\n");
   std::printf("   sdk client straight to the peer (%d calls): p50 %.0f us p99 %.0f us\n",
               sdk_out.value("calls", 0), sdk_out.value("echo_p50_us", 0.0),
               sdk_out.value("echo_p99_us", 0.0));
