@@ -173,9 +173,8 @@ void finish_job(worker_link& link) {
 
 void run_job(const connection_env& env, worker_link& link, const caf::actor_addr& connection,
              mcp_job& job) {
-  const auto& opts = (job.kind == job_kind::listen || job.kind == job_kind::legacy_listen)
-                       ? env.stream_opts
-                       : env.request_opts;
+  const bool stream = job.kind == job_kind::listen || job.kind == job_kind::legacy_listen;
+  const auto& opts = stream ? env.stream_opts : env.request_opts;
   auto client = start_job(link, env, opts, job);
   if (!client) {
     if (job.kind == job_kind::request)
@@ -193,7 +192,7 @@ void run_job(const connection_env& env, worker_link& link, const caf::actor_addr
   // A request's exchange may stay silent until the request's deadline (a
   // server answering JSON says nothing until it has the result): the
   // connection's deadline timer bounds it, not mcp.read_timeout_ms.
-  if (&opts == &env.request_opts)
+  if (!stream)
     http.set_read_timeout(job.kind == job_kind::request ? opts.total_deadline : opts.read_timeout);
   switch (job.kind) {
   case job_kind::request:

@@ -74,17 +74,12 @@ uint64_t fingerprint_of(const view_entry& e, const std::string& args_text) {
   return fnv1a(hash, json::parse(args_text, nullptr, false).dump());
 }
 
-/// The thread's parser for argument texts (a run's turn uses it and lets go).
-simdjson::dom::parser& argument_parser() {
-  thread_local simdjson::dom::parser parser;
-  return parser;
-}
-
-/// Parses an argument text ("" is the empty object) into `out`; false when
-/// it is not JSON. `out` is valid until the thread's next parse.
+/// Parses an argument text into `out` with the thread's parser (a run's
+/// turn uses it and lets go); false when it is not JSON. `out` is valid
+/// until the thread's next parse.
 bool parse_arguments(const std::string& text, simdjson::dom::element& out) {
-  static const std::string empty_object = "{}";
-  return argument_parser().parse(text.empty() ? empty_object : text).get(out) == simdjson::SUCCESS;
+  thread_local simdjson::dom::parser parser;
+  return parser.parse(text).get(out) == simdjson::SUCCESS;
 }
 
 /// Whether an object anywhere in `value` names one member twice (JSON
@@ -376,13 +371,14 @@ void decide_round(tool_round& round, const tool_view& view, const tool_catalog* 
              + " levels; it was not sent." + std::string{correct_one});
       continue;
     }
+    // No arguments are the empty object.
+    std::string args_text = call.arguments.empty() ? "{}" : call.arguments;
     simdjson::dom::element parsed;
-    if (!parse_arguments(call.arguments, parsed)) {
+    if (!parse_arguments(args_text, parsed)) {
       fail(call, call_status::invalid_arguments, "invalid_arguments",
            "its arguments are not well-formed JSON; it was not sent." + std::string{correct_one});
       continue;
     }
-    std::string args_text = call.arguments.empty() ? "{}" : call.arguments;
     if (e->role != view_role::tool) {
       // The catalog tools' own arguments are checked by their schemas.
       if (!parsed.is_object()) {
