@@ -141,8 +141,16 @@ phase_figures run_phase(caf::actor_system& sys, const mcp_connection_actor& conn
 mcp_connection_actor connect(caf::actor_system& sys, const std::string& url) {
   auto policy =
     std::make_shared<const url_policy>(std::vector<node_config::registered_url>{{url, "mcp"}});
-  return spawn_mcp_connection(sys, mcp_endpoint{"bench", transport_kind::streamable_http, url, {}},
-                              policy, mcp_config{});
+  return spawn_mcp_connection(
+    sys, mcp_endpoint{"bench", transport_kind::streamable_http, url, {}, {}}, policy, mcp_config{});
+}
+
+/// Ends the session and the connection's workers, so that the actor system
+/// can end at once.
+void close(caf::actor_system& sys, const mcp_connection_actor& conn) {
+  caf::scoped_actor self{sys};
+  self->request(conn, std::chrono::seconds{10}, close_atom::value)
+    .receive([](bool) {}, [](caf::error&) {});
 }
 
 /// The floor: `count` calls on `cli` (one kept-alive connection), the same
@@ -201,6 +209,7 @@ int compare_with_sdk(std::size_t calls) {
     run_phase(sys, conn, 8, 8, "sleep");
     wave_ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
     rss_ours = peak_rss_mib();
+    close(sys, conn);
   }
 
   // The SDK client, same peer, same calls.
@@ -266,6 +275,7 @@ void compare_with_floor(std::size_t calls) {
     }
     floor_rate = static_cast<double>(per_round * rounds) / bare_s;
     on_floor = summarise(latencies, ours_s, 0);
+    close(sys, conn);
   }
   svr.stop();
   server.join();

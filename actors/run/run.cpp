@@ -14,6 +14,7 @@
 #include "config/clock.hpp"
 #include "config/log.hpp"
 #include "messages/error.hpp"
+#include "transport/json_text.hpp"
 
 namespace voxos {
 
@@ -90,14 +91,23 @@ std::string run_stream(const run_state& st) {
   return "run." + st.setup.run_id;
 }
 
+/// How long a record may take: `awaited` records (the run's end) wait at
+/// most store_timeout; a round's records are not awaited and set no timer
+/// (a timer per round costs a wake of CAF's clock thread on the call path).
+/// A store that is gone refuses them at once, and the store answers every
+/// append it takes (a stopped writer fails what waits).
+enum class wait : bool { not_awaited, awaited };
+
 /// Appends one event to `stream` of the run's tenant; then `done(ok)`.
 template <class F>
-void record(self_pointer self, std::string stream, std::string type, json data, F done) {
+void record(self_pointer self, std::string stream, std::string type, std::string data, wait how,
+            F done) {
   append_request req;
   req.tenant = self->state.setup.tenant_id;
   req.stream = std::move(stream);
-  req.events.push_back({std::move(type), data.dump()});
-  self->request(self->state.setup.store, store_timeout, append_atom::value, std::move(req))
+  req.events.push_back({std::move(type), std::move(data)});
+  auto timeout = how == wait::awaited ? caf::duration{store_timeout} : caf::duration{caf::infinite};
+  self->request(self->state.setup.store, timeout, append_atom::value, std::move(req))
     .then([done](const append_result&) mutable { done(true); },
           [done](caf::error& err) mutable {
             log::error("run", "recording failed: " + message_of(err));
@@ -115,36 +125,46 @@ void finish_cancel(self_pointer self) {
   json summary{{"run_id", st.setup.run_id},
                {"cancelled_calls", st.cancelled_calls},
                {"cancel_to_closed_us", closed_us}};
-  record(self, run_stream(st), "run.cancelled", summary, [self, summary](bool) {
-    if (self->state.cancel_promise)
-      self->state.cancel_promise->deliver(summary.dump());
-    self->quit();
-  });
+  record(self, run_stream(st), "run.cancelled", summary.dump(), wait::awaited,
+         [self, summary](bool) {
+           if (self->state.cancel_promise)
+             self->state.cancel_promise->deliver(summary.dump());
+           self->quit();
+         });
 }
 
 /// Records the settled round's activity on the run's stream; a run that
 /// cannot record it ends (its next request fails).
 void record_activity(self_pointer self, const tool_round& round) {
   auto& st = self->state;
-  json calls = json::array();
+  // {"round":N,"calls":[{"call_id","name","status","reason","us"[,"server_id","tool"]}]},
+  // written by hand: this is on every round's path.
+  std::string activity = "{\"round\":" + std::to_string(st.rounds) + ",\"calls\":[";
   for (std::size_t call_idx = 0; call_idx < round.calls.size(); ++call_idx) {
     const auto& call = round.calls[call_idx];
-    json row{{"call_id", call.call_id},
-             {"name", call.name},
-             {"status", to_string(call.status)},
-             {"reason", call.reason},
-             {"us", st.call_us[call_idx]}};
+    activity += call_idx == 0 ? "{" : ",{";
+    append_json_member(activity, "call_id", call.call_id);
+    activity += ',';
+    append_json_member(activity, "name", call.name);
+    activity += ',';
+    append_json_member(activity, "status", to_string(call.status));
+    activity += ',';
+    append_json_member(activity, "reason", call.reason);
+    activity += ",\"us\":" + std::to_string(st.call_us[call_idx]);
     if (call.entry != nullptr) {
-      row["server_id"] = call.entry->server_id();
-      row["tool"] = call.entry->tool();
+      activity += ',';
+      append_json_member(activity, "server_id", call.entry->server_id());
+      activity += ',';
+      append_json_member(activity, "tool", call.entry->tool());
     }
-    calls.push_back(std::move(row));
+    activity += '}';
   }
-  json activity{{"round", st.rounds}, {"calls", std::move(calls)}};
-  record(self, run_stream(st), "tools.round", std::move(activity), [self](bool ok) {
-    if (!ok)
-      self->quit(make_error(errc::storage_failure, "the run cannot record its activity"));
-  });
+  activity += "]}";
+  record(self, run_stream(st), "tools.round", std::move(activity), wait::not_awaited,
+         [self](bool ok) {
+           if (!ok)
+             self->quit(make_error(errc::storage_failure, "the run cannot record its activity"));
+         });
 }
 
 /// Records the round's activity (every call is settled), then answers it:
@@ -256,13 +276,30 @@ void run_next_wave(self_pointer self) {
           });
 }
 
-json decisions_of(const run_state& st) {
-  json rows = json::array();
-  for (const auto& call : st.round->calls)
-    rows.push_back({call.entry != nullptr ? std::string{call.entry->tool()} : call.name,
-                    call.entry != nullptr ? std::string{call.entry->server_id()} : std::string{},
-                    call.reason});
-  return rows;
+/// The round's audit record, as decided (before any wave):
+/// {"run_id","agent_id","channel","round","decisions":[[tool,server_id,reason],...]},
+/// written by hand: this is on every round's path.
+std::string decided_record(const run_state& st) {
+  std::string out = "{";
+  append_json_member(out, "run_id", st.setup.run_id);
+  out += ',';
+  append_json_member(out, "agent_id", st.setup.snapshot.agent_id);
+  out += ',';
+  append_json_member(out, "channel", to_string(st.setup.snapshot.chan));
+  out += ",\"round\":" + std::to_string(st.rounds) + ",\"decisions\":[";
+  bool first = true;
+  for (const auto& call : st.round->calls) {
+    out += first ? "[" : ",[";
+    first = false;
+    append_json_string(out, call.entry != nullptr ? call.entry->tool() : call.name);
+    out += ',';
+    append_json_string(out, call.entry != nullptr ? call.entry->server_id() : std::string_view{});
+    out += ',';
+    append_json_string(out, call.reason);
+    out += ']';
+  }
+  out += "]}";
+  return out;
 }
 
 caf::result<std::vector<tool_output>> start_round(self_pointer self, std::vector<tool_call>& in) {
@@ -302,21 +339,18 @@ caf::result<std::vector<tool_output>> start_round(self_pointer self, std::vector
   // The decisions (as decided, before any wave) go to the audit stream
   // once the first wave is on its way. The answer does not wait for them:
   // a run whose decisions cannot be recorded ends, failing its round if it
-  // is still open.
-  json decided{{"run_id", st.setup.run_id},
-               {"agent_id", st.setup.snapshot.agent_id},
-               {"channel", to_string(st.setup.snapshot.chan)},
-               {"round", st.rounds},
-               {"decisions", decisions_of(st)}};
+  // is still open. (Written first: the first wave may settle the round.)
+  auto decided = decided_record(st);
   run_next_wave(self);
-  record(self, audit_stream, "calls.decided", std::move(decided), [self](bool ok) {
-    if (ok)
-      return;
-    if (self->state.round)
-      self->state.round_promise.deliver(
-        make_error(errc::storage_failure, "the run could not record its tool round"));
-    self->quit(make_error(errc::storage_failure, "the run cannot record its decisions"));
-  });
+  record(self, audit_stream, "calls.decided", std::move(decided), wait::not_awaited,
+         [self](bool ok) {
+           if (ok)
+             return;
+           if (self->state.round)
+             self->state.round_promise.deliver(
+               make_error(errc::storage_failure, "the run could not record its tool round"));
+           self->quit(make_error(errc::storage_failure, "the run cannot record its decisions"));
+         });
   return st.round_promise;
 }
 
@@ -364,8 +398,8 @@ run_actor::behavior_type run_behavior(self_pointer self, run_setup setup, node_m
         return make_error(errc::conflict, "this run is executing a tool round");
       auto promise = self->make_response_promise<bool>();
       record(self, run_stream(st), "run.finished",
-             {{"run_id", st.setup.run_id}, {"rounds", st.rounds}, {"calls", st.calls}},
-             [self, promise](bool ok) mutable {
+             json{{"run_id", st.setup.run_id}, {"rounds", st.rounds}, {"calls", st.calls}}.dump(),
+             wait::awaited, [self, promise](bool ok) mutable {
                promise.deliver(ok);
                self->quit();
              });

@@ -1,6 +1,6 @@
 #include "actors/run/wave.hpp"
 
-#include <chrono>
+#include <algorithm>
 
 #include <caf/actor_system.hpp>
 #include <caf/exit_reason.hpp>
@@ -14,10 +14,6 @@
 namespace voxos {
 
 namespace {
-
-/// Headroom over the call deadline for the connection's own answer (it
-/// enforces the deadline; this only keeps the wave from waiting forever).
-constexpr uint32_t answer_grace_ms = 2'000;
 
 struct wave_state {
   static inline const char* name = "wave";
@@ -45,6 +41,24 @@ void cancel_in_flight(self_pointer self) {
       self->send(st.calls[call_idx].connection, cancel_atom::value, key_of(self, call_idx));
 }
 
+/// Each connection the wave's calls go to, watched once while they run
+/// (see the request handler); unwatched before the wave goes, since a
+/// connection outlives many waves and would keep every watch otherwise.
+std::vector<caf::actor_addr> connections_of(const wave_state& st) {
+  std::vector<caf::actor_addr> out;
+  for (const auto& call : st.calls)
+    if (std::find(out.begin(), out.end(), call.connection.address()) == out.end())
+      out.push_back(call.connection.address());
+  return out;
+}
+
+void quit(self_pointer self, caf::error reason = caf::error{}) {
+  if (self->state.started)
+    for (const auto& conn : connections_of(self->state))
+      self->demonitor(conn);
+  self->quit(std::move(reason));
+}
+
 void on_answer(self_pointer self, std::size_t call_idx, wave_answer answer) {
   auto& st = self->state;
   if (!st.in_flight[call_idx])
@@ -53,7 +67,7 @@ void on_answer(self_pointer self, std::size_t call_idx, wave_answer answer) {
   st.answers[call_idx] = std::move(answer);
   if (--st.outstanding == 0) {
     st.promise.deliver(std::move(st.answers));
-    self->quit();
+    quit(self);
   }
 }
 
@@ -67,7 +81,15 @@ wave_actor::behavior_type wave_behavior(self_pointer self, std::vector<wave_call
   // Killed by its run: nothing stays open at the servers.
   self->set_exit_handler([self](caf::exit_msg& msg) {
     cancel_in_flight(self);
-    self->quit(std::move(msg.reason));
+    quit(self, std::move(msg.reason));
+  });
+  // A connection that ended holds none of its requests any more.
+  self->set_down_handler([self](caf::down_msg& msg) {
+    auto& st = self->state;
+    for (std::size_t call_idx = 0; call_idx < st.calls.size(); ++call_idx)
+      if (st.in_flight[call_idx] && st.calls[call_idx].connection.address() == msg.source)
+        on_answer(self, call_idx,
+                  {static_cast<uint8_t>(errc::unavailable), "the server's connection closed"});
   });
   return {
     [self](request_atom) -> caf::result<std::vector<wave_answer>> {
@@ -82,11 +104,15 @@ wave_actor::behavior_type wave_behavior(self_pointer self, std::vector<wave_call
         return st.promise;
       }
       st.outstanding = st.calls.size();
-      auto wait = std::chrono::milliseconds{st.deadline_ms + answer_grace_ms};
+      // The connection answers every request by its deadline (it keeps the
+      // deadline timer); a connection that ends instead is watched. No timer
+      // of the wave's own: one per call costs a wake of CAF's clock thread.
+      for (const auto& conn : connections_of(st))
+        self->monitor(conn);
       for (std::size_t call_idx = 0; call_idx < st.calls.size(); ++call_idx) {
         st.in_flight[call_idx] = true;
         self
-          ->request(st.calls[call_idx].connection, wait, request_atom::value,
+          ->request(st.calls[call_idx].connection, caf::infinite, request_atom::value,
                     key_of(self, call_idx), std::string{"tools/call"},
                     std::move(st.calls[call_idx].params), st.deadline_ms)
           .then(

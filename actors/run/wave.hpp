@@ -4,7 +4,9 @@
 //
 // It sends every call's `tools/call` to its server's mcp_connection at once
 // and answers the run with every call's answer, in call order, once the last
-// is in. Each call has its own deadline (the connection enforces it too).
+// is in. Each call has its own deadline, which its connection enforces (the
+// wave sets no timer of its own); a connection that ends while it holds a
+// call answers that call unavailable ("the server's connection closed").
 //
 // Cancellation: `cancel` (the run was cancelled) cancels every request still
 // in flight at its connection, which sends notifications/cancelled and

@@ -153,6 +153,20 @@ TEST_CASE("invalid arguments are never sent and later calls to that tool are ski
     if (row["phase"] == "execute" && row["run_id"] == run_id)
       ++executed;
   CHECK(executed == 4);
+
+  // A round none of whose calls is sent is answered and audited all the same.
+  json denied_only =
+    json::array({{{"call_id", "again"}, {"name", "add"}, {"arguments", {{"a", 1}, {"b", 2}}}}});
+  auto second = f.submit(run_id, denied_only);
+  REQUIRE_MESSAGE(second.status == 200, second.raw);
+  CHECK(second.body["outputs"][0]["status"] == "denied");
+  audit = f.node->call("GET", "/v1/audit?limit=10", f.token);
+  REQUIRE(audit.status == 200);
+  executed = 0;
+  for (const auto& row : audit.body)
+    if (row["phase"] == "execute" && row["run_id"] == run_id)
+      ++executed;
+  CHECK(executed == 5);
 }
 
 TEST_CASE("cancelling a run cancels every call in flight at the peer") {

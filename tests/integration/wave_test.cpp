@@ -1,0 +1,68 @@
+// The wave actor against a real SDK-built peer, on its own: a connection
+// that ends while it holds the wave's call. (The wave sets no timer of its
+// own; it watches its connections instead.) Waves inside runs are tested in
+// run_waves_test.cpp.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "actors/mcp/mcp_connection.hpp"
+#include "actors/run/wave.hpp"
+#include "messages/errc.hpp"
+#include "messages/register.hpp"
+#include "support/node_peer.hpp"
+#include "transport/url_policy.hpp"
+
+using namespace voxos;
+using nlohmann::json;
+
+TEST_CASE("a wave whose connection ends while it holds a call answers it unavailable") {
+  auto peer = test::start_sdk_peer({"--json"});
+  REQUIRE_MESSAGE(peer->up(), peer->error_output());
+  caf::actor_system_config cfg;
+  register_types(cfg);
+  set_io_bound_scheduler(cfg);
+  caf::actor_system sys{cfg};
+  auto policy = std::make_shared<const url_policy>(
+    std::vector<node_config::registered_url>{{peer->url(), "mcp"}});
+  auto doomed = spawn_mcp_connection(
+    sys, mcp_endpoint{"doomed", transport_kind::streamable_http, peer->url(), {}, {}}, policy,
+    mcp_config{});
+  auto lasting = spawn_mcp_connection(
+    sys, mcp_endpoint{"lasting", transport_kind::streamable_http, peer->url(), {}, {}}, policy,
+    mcp_config{});
+  REQUIRE(test::reset_peer_stats(peer->port()));
+  caf::scoped_actor self{sys};
+  std::vector<wave_call> calls{
+    {doomed, json{{"name", "sleep"}, {"arguments", {{"ms", 20'000}}}}.dump()},
+    {lasting, json{{"name", "echo"}, {"arguments", {{"text", "still here"}}}}.dump()},
+  };
+  auto wave = spawn_wave(self.ptr(), std::move(calls), 60'000);
+  // Once the peer holds the sleeping call, its connection is killed.
+  std::thread killer{[&] {
+    if (test::wait_for_stats(peer->port(), [](const json& s) { return s["in_flight"] == 1; }))
+      caf::anon_send_exit(doomed, caf::exit_reason::kill);
+  }};
+  std::vector<wave_answer> answers;
+  auto started = std::chrono::steady_clock::now();
+  self->request(wave, std::chrono::seconds{15}, request_atom::value)
+    .receive([&](std::vector<wave_answer>& got) { answers = std::move(got); },
+             [&](caf::error& err) { FAIL("the wave did not answer: ", sys.render(err)); });
+  killer.join();
+  REQUIRE(answers.size() == 2);
+  CHECK(answers[0].code == static_cast<uint8_t>(errc::unavailable));
+  CHECK(answers[0].text == "the server's connection closed");
+  CHECK(answers[1].code == 0);
+  CHECK(answers[1].text.find("still here") != std::string::npos);
+  // Answered when the connection ended, not at the call's deadline.
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds{10});
+  caf::anon_send_exit(lasting, caf::exit_reason::kill);
+}
