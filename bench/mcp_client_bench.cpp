@@ -110,8 +110,10 @@ phase_figures run_phase(caf::actor_system& sys, const mcp_connection_actor& conn
         std::string params = std::string{tool} == "echo"
                                ? echo_params(idx)
                                : json{{"name", tool}, {"arguments", {{"ms", 200}}}}.dump();
+        // No timer of the caller's own: the connection answers every
+        // request by its deadline (mcp.request_timeout_ms here).
         self
-          ->request(conn, std::chrono::seconds{30}, request_atom::value, key.fetch_add(1),
+          ->request(conn, caf::infinite, request_atom::value, key.fetch_add(1),
                     std::string{"tools/call"}, params, uint32_t{0})
           .receive([](const std::string&) {},
                    [&](caf::error& err) {
