@@ -566,10 +566,10 @@ status parse_event_store(const object_reader& in, event_store_config& out) {
 }
 
 status parse_mcp(const object_reader& in, mcp_config& out) {
-  VOXOS_RETURN_IF_ERROR(
-    in.allow_only({"connect_timeout_ms", "read_timeout_ms", "request_timeout_ms",
-                   "max_request_timeout_ms", "max_body_bytes", "max_message_bytes", "max_in_flight",
-                   "max_queued", "max_resumptions", "max_tool_pages", "max_cached_tools"}));
+  VOXOS_RETURN_IF_ERROR(in.allow_only(
+    {"connect_timeout_ms", "read_timeout_ms", "request_timeout_ms", "max_request_timeout_ms",
+     "max_body_bytes", "max_message_bytes", "max_in_flight", "max_queued", "max_resumptions",
+     "max_tool_pages", "max_cached_tools", "max_input_rounds"}));
   VOXOS_RETURN_IF_ERROR(in.integer("connect_timeout_ms", 100, 60'000, out.connect_timeout_ms));
   VOXOS_RETURN_IF_ERROR(in.integer("read_timeout_ms", 100, 600'000, out.read_timeout_ms));
   VOXOS_RETURN_IF_ERROR(in.integer("request_timeout_ms", 100, 600'000, out.request_timeout_ms));
@@ -584,6 +584,7 @@ status parse_mcp(const object_reader& in, mcp_config& out) {
   VOXOS_RETURN_IF_ERROR(in.integer("max_resumptions", 0, 100, out.max_resumptions));
   VOXOS_RETURN_IF_ERROR(in.integer("max_tool_pages", 1, 1'000, out.max_tool_pages));
   VOXOS_RETURN_IF_ERROR(in.integer("max_cached_tools", 1, 100'000, out.max_cached_tools));
+  VOXOS_RETURN_IF_ERROR(in.integer("max_input_rounds", 0, 16, out.max_input_rounds));
   if (out.request_timeout_ms > out.max_request_timeout_ms)
     return invalid(in.path_of("request_timeout_ms") + ": must not exceed "
                    + in.path_of("max_request_timeout_ms"));
@@ -715,7 +716,8 @@ json to_json(const node_config& cfg) {
                     {"max_queued", cfg.mcp.max_queued},
                     {"max_resumptions", cfg.mcp.max_resumptions},
                     {"max_tool_pages", cfg.mcp.max_tool_pages},
-                    {"max_cached_tools", cfg.mcp.max_cached_tools}};
+                    {"max_cached_tools", cfg.mcp.max_cached_tools},
+                    {"max_input_rounds", cfg.mcp.max_input_rounds}};
   doc["run"] = json{{"wave_width", cfg.run.wave_width},
                     {"max_calls", cfg.run.max_calls},
                     {"max_argument_bytes", cfg.run.max_argument_bytes},

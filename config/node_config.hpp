@@ -78,6 +78,9 @@ struct mcp_config {
   unsigned max_resumptions = 5;    ///< Last-Event-ID reconnects per request; 0 .. 100
   unsigned max_tool_pages = 50;    ///< tools/list pages per discovery; 1 .. 1,000
   unsigned max_cached_tools = 512; ///< discovery cache per server; 1 .. 100,000
+  /// 2026-07-28: times one request is sent again with the input its server
+  /// asked for (resultType "input_required"); 0 .. 16
+  unsigned max_input_rounds = 4;
 };
 
 /// Runs: the bounds of tool rounds (actors/run/tool_round.hpp) and of the

@@ -106,6 +106,10 @@ struct connection_env {
   http_client::options request_opts; ///< requests, notifications, DELETE
   http_client::options stream_opts;  ///< the long-lived GET stream
   mcp_exchange_limits limits;
+  /// The 2026-07-28 revision, once spoken: an answer may ask for input
+  /// (input_required), which the connection handles, so a worker answers no
+  /// such caller itself. Set by the connection when the era is decided.
+  mutable std::atomic<bool> stateless{false};
 };
 
 // -- workers: blocking HTTP on their own threads --------------------------------
@@ -271,7 +275,10 @@ caf::behavior worker_behavior(caf::event_based_actor* self,
         auto& answer = (*job->exchange)->answer;
         bool is_answer = std::holds_alternative<jsonrpc_response>(answer)
                          || std::holds_alternative<jsonrpc_error_response>(answer);
-        if (is_answer && job->reply->claim()) {
+        const auto* ok = std::get_if<jsonrpc_response>(&answer);
+        bool asks_input = env->stateless.load(std::memory_order_relaxed) && ok != nullptr
+                          && may_require_input(ok->result);
+        if (is_answer && !asks_input && job->reply->claim()) {
           direct = outcome_of(answer);
           const auto& made = job->reply->promise;
           to_caller = caf::response_promise{caf::actor_cast<caf::strong_actor_ptr>(self),
@@ -330,6 +337,17 @@ std::string_view to_string(phase x) {
 /// Completion of one request: the raw result JSON text, or why there is none.
 using request_done = std::function<void(result<std::string>)>;
 
+/// What a request is for, besides its method.
+enum class request_role : uint8_t {
+  plain,
+  /// The server/discover probe: sent as the stateless revision, before the
+  /// era is known, ahead of everything waiting.
+  probe,
+  /// `connect`'s ping: it only waits for the session; at the stateless
+  /// revision, which has none, it is answered without being sent.
+  readiness,
+};
+
 /// A request from submission to its answer.
 struct pending_request {
   uint64_t serial = 0;
@@ -343,6 +361,11 @@ struct pending_request {
   mcp_job_ptr job;              ///< while a worker has it
   int worker = -1;              ///< index of that worker
   bool retried = false;         ///< already sent again after a session expired
+  /// 2026-07-28: times sent again with the input its server asked for; the
+  /// caller's params, kept while `params` carries the input responses.
+  unsigned input_rounds = 0;
+  std::optional<std::string> first_params;
+  request_role role = request_role::plain;
 };
 
 struct worker_slot {
@@ -350,6 +373,11 @@ struct worker_slot {
   std::shared_ptr<worker_link> link;
   bool busy = false;
 };
+
+/// Which revisions a server speaks: the 2026-07-28 stateless one (modern),
+/// or those with the initialize handshake (legacy); unknown until the
+/// server/discover probe tells (see start_connect).
+enum class era : uint8_t { unknown, modern, legacy };
 
 struct connection_state {
   static inline const char* name = "mcp_connection";
@@ -389,14 +417,24 @@ struct connection_state {
   uint64_t tools_changes = 0;       ///< list_changed notifications received
   uint64_t tools_told = 0;          ///< messages sent to the listener
   caf::actor_addr changes_listener; ///< told of tools/list_changed (weakly held)
+  /// 2026-07-28: per tool of the last discovery, the arguments its calls
+  /// mirror into Mcp-Param-* headers (x-mcp-header; see mcp_protocol.hpp).
+  std::unordered_map<std::string, std::vector<param_header>> param_headers;
   uint64_t server_requests = 0;
   uint64_t unexpected_answers = 0;
+  era current_era = era::unknown;
 };
 
 using self_pointer = caf::stateful_actor<connection_state>*;
 
 bool is_stateless(const connection_state& st) {
-  return st.endpoint.protocol_version == stateless_protocol_version;
+  return st.current_era == era::modern;
+}
+
+/// Decides the era: from then on every request is framed for it.
+void settle_era(connection_state& st, era decided) {
+  st.current_era = decided;
+  st.env->stateless.store(decided == era::modern, std::memory_order_relaxed);
 }
 
 mcp_http_headers session_headers(const connection_state& st) {
@@ -497,7 +535,7 @@ void abandon(self_pointer self, uint64_t serial, const char* why) {
   auto& req = found->second;
   if (req.reply && req.reply->claimed.load())
     return; // answered; the worker is handing the job back
-  if (req.id && req.method != "initialize") {
+  if (req.id && req.method != "initialize" && req.role != request_role::probe) {
     json params{{"reason", why}};
     std::visit([&params](const auto& id) { params["requestId"] = id; }, *req.id);
     if (auto note = make_jsonrpc_notification("notifications/cancelled", params))
@@ -510,7 +548,8 @@ void abandon(self_pointer self, uint64_t serial, const char* why) {
 
 /// Submits a request; `timeout_ms` 0 means the configured default.
 void submit(self_pointer self, std::optional<uint64_t> caller_key, std::string method,
-            std::string params, uint32_t timeout_ms, request_done done, reply_ptr reply = nullptr) {
+            std::string params, uint32_t timeout_ms, request_done done, reply_ptr reply = nullptr,
+            request_role role = request_role::plain) {
   auto& st = self->state;
   auto refuse = [&](const char* why) {
     if (reply) {
@@ -539,13 +578,15 @@ void submit(self_pointer self, std::optional<uint64_t> caller_key, std::string m
   req.done = std::move(done);
   req.reply = std::move(reply);
   req.deadline = clock_type::now() + std::chrono::milliseconds{effective};
+  req.role = role;
   if (caller_key)
     st.by_key.emplace(*caller_key, serial);
-  bool is_initialize = req.method == "initialize";
+  // The handshake and the probe go at once; the rest wait for them.
+  bool goes_first = req.method == "initialize" || role == request_role::probe;
   st.deadlines.emplace(req.deadline, serial);
   st.pending.emplace(serial, std::move(req));
   arm_deadline_timer(self);
-  if (is_initialize) {
+  if (goes_first) {
     send_request(self, st.pending[serial]);
     return;
   }
@@ -555,8 +596,48 @@ void submit(self_pointer self, std::optional<uint64_t> caller_key, std::string m
   dispatch(self);
 }
 
+/// 2026-07-28: when `result` asks for input (see input_retry_params), sends
+/// request `serial` again with it, at most mcp.max_input_rounds times, or
+/// ends it with the reason it cannot be; true then. False for a complete
+/// result.
+bool answer_input_required(self_pointer self, uint64_t serial, const std::string& result) {
+  auto& st = self->state;
+  auto found = st.pending.find(serial);
+  if (found == st.pending.end())
+    return false;
+  auto& req = found->second;
+  auto retry = input_retry_params(req.first_params.value_or(req.params), result);
+  if (retry && !*retry)
+    return false;
+  if (!retry) {
+    complete(self, serial, retry.error());
+    return true;
+  }
+  if (req.input_rounds >= st.cfg.max_input_rounds) {
+    complete(self, serial,
+             status::error(errc::rejected, "the server asked for input more often than "
+                                           "mcp.max_input_rounds allows"));
+    return true;
+  }
+  ++req.input_rounds;
+  if (!req.first_params)
+    req.first_params = std::move(req.params);
+  req.params = std::move(**retry);
+  if (req.id)
+    st.by_id.erase(*req.id);
+  req.id.reset(); // a new JSON-RPC id
+  st.waiting.push_front(serial);
+  dispatch(self);
+  return true;
+}
+
 /// Handles a request's answer (from its exchange, or off a stream).
 void on_answer(self_pointer self, uint64_t serial, jsonrpc_message& answer) {
+  if (is_stateless(self->state))
+    if (const auto* ok = std::get_if<jsonrpc_response>(&answer);
+        ok != nullptr && may_require_input(ok->result)
+        && answer_input_required(self, serial, ok->result))
+      return;
   complete(self, serial, outcome_of(answer));
 }
 
@@ -581,18 +662,25 @@ void on_request_job(self_pointer self, uint64_t serial, int worker, mcp_job& job
       bool expired =
         err.code() == errc::not_found && !st.session_id.empty() && req.method != "initialize";
       // The stateless revision: a server that does not take the version
-      // answers -32022 with the versions it does; this client speaks only
+      // answers UnsupportedProtocolVersionError (-32022; -32004 in later
+      // drafts) with the versions it does; this client speaks only
       // 2026-07-28 statelessly, so it sends the request once more as it is
       // (the server may have refused it for another reason, e.g. a first
-      // request) and then gives up.
+      // request) and then gives up (the probe then falls back to the
+      // handshake).
       bool unsupported_version =
-        is_stateless(st) && err.message().find("JSON-RPC error -32022") != std::string::npos;
+        (is_stateless(st) || req.role == request_role::probe)
+        && (err.message().find("JSON-RPC error -32022") != std::string::npos
+            || err.message().find("JSON-RPC error -32004") != std::string::npos);
       if (unsupported_version && !req.retried) {
         req.retried = true;
         if (req.id)
           st.by_id.erase(*req.id);
         req.id.reset();
-        st.waiting.push_front(serial);
+        if (req.role == request_role::probe)
+          send_request(self, req); // the others wait for it
+        else
+          st.waiting.push_front(serial);
       } else if (expired && !req.retried) {
         // The session expired: initialise afresh, then send this again.
         log::info("mcp_connection", "session expired; initialising again");
@@ -622,15 +710,15 @@ void send_request(self_pointer self, pending_request& req) {
   jsonrpc_id id{st.next_id++};
   // The caller's params text goes into the request as it is (checked, not
   // parsed into a document and written again).
+  const bool modern = is_stateless(st) || req.role == request_role::probe;
   result<std::string> stateless_params{std::string{}};
-  if (is_stateless(st))
+  if (modern)
     stateless_params = with_stateless_meta(req.params, VOXOS_VERSION);
   if (!stateless_params) {
     complete(self, req.serial, stateless_params.error());
     return;
   }
-  auto body =
-    make_jsonrpc_request_text(id, req.method, is_stateless(st) ? *stateless_params : req.params);
+  auto body = make_jsonrpc_request_text(id, req.method, modern ? *stateless_params : req.params);
   if (!body) {
     complete(self, req.serial, body.error());
     return;
@@ -656,10 +744,19 @@ void send_request(self_pointer self, pending_request& req) {
   job->headers = session_headers(st);
   if (req.method == "initialize")
     job->headers.protocol_version.clear();
-  if (is_stateless(st)) {
+  if (modern) {
+    job->headers.protocol_version = std::string{stateless_protocol_version};
     job->headers.extra.emplace_back("Mcp-Method", req.method);
-    if (auto name = stateless_name(req.method, req.params); !name.empty())
+    if (auto name = stateless_name(req.method, req.params); !name.empty()) {
+      if (auto marks = st.param_headers.find(name);
+          req.method == "tools/call" && marks != st.param_headers.end()) {
+        auto params = json::parse(req.params, nullptr, false);
+        if (params.is_object())
+          for (auto& header : param_header_values(marks->second, params.value("arguments", json{})))
+            job->headers.extra.push_back(std::move(header));
+      }
       job->headers.extra.emplace_back("Mcp-Name", std::move(name));
+    }
   }
   job->body = std::move(*body);
   job->id = id;
@@ -722,7 +819,11 @@ void send_waiting(self_pointer self) {
     auto serial = st.waiting.front();
     st.waiting.pop_front();
     auto found = st.pending.find(serial);
-    if (found != st.pending.end())
+    if (found == st.pending.end())
+      continue;
+    if (found->second.role == request_role::readiness && is_stateless(st))
+      complete(self, serial, std::string{"{}"});
+    else
       send_request(self, found->second);
   }
 }
@@ -818,6 +919,52 @@ void on_initialized(self_pointer self, result<std::string> outcome) {
   });
 }
 
+/// Whether a failed probe heard from the server (any HTTP answer, or a
+/// JSON-RPC error), rather than failing to reach it.
+bool server_answered(const status& err) {
+  if (err.code() != errc::unavailable && err.code() != errc::forbidden)
+    return true;
+  return err.message().find("server answered HTTP") != std::string::npos;
+}
+
+void send_initialize(self_pointer self);
+
+/// The era probe's outcome: a DiscoverResult offering 2026-07-28 means the
+/// stateless revision from now on; any other answer (an older server says
+/// "method not found", wants a session, refuses the version header, or
+/// answers an empty result) means the handshake. A server that cannot be
+/// reached fails the connect as the handshake would.
+void on_discovered(self_pointer self, result<std::string> outcome) {
+  auto& st = self->state;
+  if (st.current != phase::connecting)
+    return;
+  if (outcome) {
+    if (auto hello = read_discover_result(*outcome)) {
+      settle_era(st, era::modern);
+      st.hello = std::move(*hello);
+      st.current = phase::ready;
+      dispatch(self);
+      return;
+    }
+  } else if (!server_answered(outcome.error())) {
+    st.current = phase::idle;
+    fail_all(self, outcome.error());
+    return;
+  }
+  log::info("mcp_connection", "the server speaks no stateless revision; initialising");
+  settle_era(st, era::legacy);
+  send_initialize(self);
+}
+
+/// Asks `server/discover` as the stateless revision, to learn the server's
+/// era (the dual-era rule of the 2026-07-28 revision; see on_discovered).
+void send_probe(self_pointer self) {
+  submit(
+    self, std::nullopt, "server/discover", "", 0,
+    [self](result<std::string> outcome) { on_discovered(self, std::move(outcome)); }, nullptr,
+    request_role::probe);
+}
+
 void send_initialize(self_pointer self) {
   auto params = initialize_params(VOXOS_VERSION).dump();
   submit(self, std::nullopt, "initialize", std::move(params), 0,
@@ -828,17 +975,24 @@ void start_connect(self_pointer self) {
   auto& st = self->state;
   st.current = phase::connecting;
   st.session_id.clear();
-  st.hello.reset();
+  if (!is_stateless(st))
+    st.hello.reset();
   st.post_path = st.env->url.url.path_and_query;
   if (is_stateless(st)) {
     // No handshake, no session, no GET stream: every request says its
     // version itself.
-    mcp_server_hello hello;
-    hello.protocol_version = std::string{stateless_protocol_version};
-    hello.capabilities = "{}";
-    st.hello = std::move(hello);
+    if (!st.hello) {
+      mcp_server_hello hello;
+      hello.protocol_version = std::string{stateless_protocol_version};
+      hello.capabilities = "{}";
+      st.hello = std::move(hello);
+    }
     st.current = phase::ready;
     dispatch(self);
+    return;
+  }
+  if (st.current_era == era::unknown && !st.legacy) {
+    send_probe(self);
     return;
   }
   if (st.legacy) {
@@ -915,6 +1069,7 @@ void on_inbound(self_pointer self, jsonrpc_message& msg) {
 /// Discovery: one tools/list page after another, into `acc`.
 struct discovery {
   json tools = json::array();
+  std::unordered_map<std::string, std::vector<param_header>> param_headers;
   unsigned pages = 0;
   bool truncated = false;
   caf::typed_response_promise<std::string> promise;
@@ -943,6 +1098,17 @@ void list_page(self_pointer self, std::shared_ptr<discovery> acc, std::string cu
                acc->truncated = true;
                break;
              }
+             // 2026-07-28: a tool whose x-mcp-header marks are invalid is
+             // dropped, never listed or called (SEP-2243).
+             if (is_stateless(st) && tool.is_object()) {
+               auto marks = param_headers_of(tool.value("inputSchema", json{}));
+               if (!marks) {
+                 log::info("mcp_connection", "left out a tool: " + marks.error().message());
+                 continue;
+               }
+               if (!marks->empty() && tool.contains("name") && tool["name"].is_string())
+                 acc->param_headers[tool["name"].get<std::string>()] = std::move(*marks);
+             }
              acc->tools.push_back(std::move(tool));
            }
            ++acc->pages;
@@ -956,6 +1122,7 @@ void list_page(self_pointer self, std::shared_ptr<discovery> acc, std::string cu
            }
            // A change announced meanwhile may be missing from these pages:
            // the mark stays, and the listener hears of it (once).
+           st.param_headers = std::move(acc->param_headers);
            if (st.tools_changes == acc->changes_at_start)
              st.tools_changed = false;
            else if (st.tools_told == acc->told_at_start)
@@ -1033,6 +1200,11 @@ caf::behavior connection_behavior(self_pointer self, mcp_endpoint endpoint,
   env->limits.sse.max_event_bytes = cfg.max_message_bytes;
   env->limits.max_resumptions = cfg.max_resumptions;
   st.env = env;
+  // The era: asked for by the endpoint, else learnt by the probe.
+  if (st.endpoint.protocol_version == stateless_protocol_version)
+    settle_era(st, era::modern);
+  else if (st.legacy || !st.endpoint.protocol_version.empty())
+    settle_era(st, era::legacy);
   st.post_path = env->url.url.path_and_query;
   st.all_links = std::make_shared<std::vector<std::shared_ptr<worker_link>>>();
   // However the actor ends, no exchange it started stays open.
@@ -1050,14 +1222,17 @@ caf::behavior connection_behavior(self_pointer self, mcp_endpoint endpoint,
       if (st.current == phase::ready)
         return hello_json(st);
       auto promise = self->make_response_promise<std::string>();
-      // A ping once ready: it waits for the session like any request.
-      submit(self, std::nullopt, "ping", "", 0,
-             [self, promise](result<std::string> outcome) mutable {
-               if (!outcome)
-                 promise.deliver(to_error(outcome.error()));
-               else
-                 promise.deliver(hello_json(self->state));
-             });
+      // A ping once ready: it waits for the session like any request (at
+      // the stateless revision it is answered unsent).
+      submit(
+        self, std::nullopt, "ping", "", 0,
+        [self, promise](result<std::string> outcome) mutable {
+          if (!outcome)
+            promise.deliver(to_error(outcome.error()));
+          else
+            promise.deliver(hello_json(self->state));
+        },
+        nullptr, request_role::readiness);
       return promise;
     },
     [self](request_atom, uint64_t key, std::string& method, std::string& params,

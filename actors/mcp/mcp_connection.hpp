@@ -5,11 +5,20 @@
 // Transports: Streamable HTTP, or the legacy HTTP+SSE transport when the
 // server record says so, or when a Streamable HTTP `initialize` POST is
 // refused with 400, 404 or 405 (the fallback of the 2025-03-26 revision).
-// With `mcp_endpoint::protocol_version` "2026-07-28" the stateless revision
-// is spoken instead: no initialize, session or GET stream; every request
-// carries its version, method and name (headers and params._meta; see
-// mcp_protocol.hpp) and is sent once more after a -32022 answer.
-// Wire details live in transport/mcp_http.hpp.
+//
+// Revisions (the dual-era rule of 2026-07-28): unless the endpoint names one,
+// the connection first asks `server/discover` as the stateless revision. A
+// result offering 2026-07-28 means that revision from then on: no
+// initialize, session or GET stream; every request carries its version,
+// method and name (headers and params._meta; see mcp_protocol.hpp) and is
+// sent once more after an UnsupportedProtocolVersionError (-32022/-32004);
+// a result asking for input (input_required) is answered and the request
+// sent again with it (at most mcp.max_input_rounds times); tools whose
+// x-mcp-header marks are invalid are left out of discovery, and calls
+// mirror marked arguments into Mcp-Param-* headers. Any other answer from
+// the server means the initialize handshake (2025-11-25 and older); a server
+// that cannot be reached fails the connect. Wire details live in
+// transport/mcp_http.hpp.
 //
 // Threads: the actor itself never blocks. Each HTTP exchange runs on a
 // detached worker actor that owns one http_client (kept alive between
@@ -81,9 +90,10 @@ struct mcp_endpoint {
   std::string url;
   /// Sent with every request (static auth headers). Values are secrets.
   http_header_list headers;
-  /// "": the initialize handshake (revisions up to 2025-11-25). "2026-07-28":
-  /// the stateless revision, spoken from the first request (no initialize,
-  /// no session, no GET stream; version and method on every request).
+  /// "": learnt from the server (the server/discover probe; see above).
+  /// "2026-07-28": the stateless revision from the first request, no probe.
+  /// An older revision (e.g. "2025-11-25"): the initialize handshake, no
+  /// probe. (The legacy HTTP+SSE transport always has the handshake.)
   std::string protocol_version;
 };
 

@@ -1,8 +1,11 @@
 #include "actors/mcp/mcp_protocol.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include <nlohmann/json.hpp>
+
+#include "config/base64.hpp"
 
 namespace voxos {
 
@@ -87,6 +90,37 @@ result<mcp_server_hello> read_initialize_result(std::string_view result_json) {
   return hello;
 }
 
+result<mcp_server_hello> read_discover_result(std::string_view result_json) {
+  auto doc = json::parse(result_json, nullptr, false);
+  auto offers = [](const json& versions) {
+    return versions.is_array()
+           && std::find(versions.begin(), versions.end(), json(stateless_protocol_version))
+                != versions.end();
+  };
+  if (!doc.is_object() || !offers(doc.value("supportedVersions", json{})))
+    return status::error(errc::out_of_range, "server does not offer the stateless revision");
+  mcp_server_hello hello;
+  hello.protocol_version = std::string{stateless_protocol_version};
+  const json* info = nullptr;
+  if (auto found = doc.find("serverInfo"); found != doc.end() && found->is_object())
+    info = &*found;
+  else if (auto meta = doc.find("_meta"); meta != doc.end() && meta->is_object())
+    if (auto inner = meta->find("io.modelcontextprotocol/serverInfo");
+        inner != meta->end() && inner->is_object())
+      info = &*inner;
+  if (info != nullptr) {
+    if (auto name = info->find("name"); name != info->end() && name->is_string())
+      hello.server_name = name->get<std::string>();
+    if (auto version = info->find("version"); version != info->end() && version->is_string())
+      hello.server_version = version->get<std::string>();
+  }
+  auto caps = doc.find("capabilities");
+  hello.capabilities = caps != doc.end() && caps->is_object() ? caps->dump() : "{}";
+  if (auto text = doc.find("instructions"); text != doc.end() && text->is_string())
+    hello.instructions = text->get<std::string>();
+  return hello;
+}
+
 namespace {
 
 std::string error_answer(const jsonrpc_id& id, int64_t code, std::string_view message) {
@@ -143,6 +177,128 @@ std::string answer_server_request(const jsonrpc_request& req) {
     return result_answer(req.id, answer_elicitation(params));
   }
   return error_answer(req.id, -32601, "Method not found");
+}
+
+namespace {
+
+/// RFC 9110 token characters.
+bool is_token(std::string_view name) {
+  if (name.empty())
+    return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    auto byte = static_cast<unsigned char>(c);
+    return (byte >= '0' && byte <= '9') || (byte >= 'a' && byte <= 'z')
+           || (byte >= 'A' && byte <= 'Z')
+           || std::string_view{"!#$%&'*+-.^_`|~"}.find(c) != std::string_view::npos;
+  });
+}
+
+std::string lowercase(std::string text) {
+  for (auto& c : text)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+} // namespace
+
+result<std::vector<param_header>> param_headers_of(const json& input_schema) {
+  std::vector<param_header> out;
+  if (!input_schema.is_object())
+    return out;
+  auto props = input_schema.find("properties");
+  if (props == input_schema.end() || !props->is_object())
+    return out;
+  std::vector<std::string> seen;
+  for (const auto& [property, schema] : props->items()) {
+    if (!schema.is_object())
+      continue;
+    auto mark = schema.find("x-mcp-header");
+    if (mark == schema.end())
+      continue;
+    if (!mark->is_string() || !is_token(mark->get_ref<const std::string&>()))
+      return status::error(errc::bad_json,
+                           "x-mcp-header must be a non-empty HTTP token (RFC 9110)");
+    auto type = schema.find("type");
+    if (type == schema.end() || (*type != "string" && *type != "integer" && *type != "boolean"))
+      return status::error(errc::bad_json,
+                           "x-mcp-header may only mark a string, integer or boolean property");
+    auto folded = lowercase(mark->get<std::string>());
+    if (std::find(seen.begin(), seen.end(), folded) != seen.end())
+      return status::error(errc::bad_json, "x-mcp-header names must be unique in a tool");
+    seen.push_back(std::move(folded));
+    out.push_back({property, "Mcp-Param-" + mark->get<std::string>()});
+  }
+  return out;
+}
+
+http_header_list param_header_values(const std::vector<param_header>& headers,
+                                     const json& arguments) {
+  http_header_list out;
+  if (!arguments.is_object())
+    return out;
+  for (const auto& header : headers) {
+    auto value = arguments.find(header.property);
+    if (value == arguments.end() || value->is_null())
+      continue;
+    if (value->is_boolean()) {
+      out.emplace_back(header.header, value->get<bool>() ? "true" : "false");
+    } else if (value->is_number_integer()) {
+      out.emplace_back(header.header, value->dump());
+    } else if (value->is_string()) {
+      const auto& text = value->get_ref<const std::string&>();
+      bool plain =
+        std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c <= 0x7e; })
+        && (text.empty() || (text.front() != ' ' && text.back() != ' '));
+      out.emplace_back(header.header,
+                       plain
+                         ? text
+                         : "=?base64?"
+                             + base64::encode(reinterpret_cast<const unsigned char*>(text.data()),
+                                              text.size(), base64::alphabet::standard, true)
+                             + "?=");
+    }
+  }
+  return out;
+}
+
+result<std::optional<std::string>> input_retry_params(std::string_view params_text,
+                                                      std::string_view result_text) {
+  if (!may_require_input(result_text))
+    return std::optional<std::string>{};
+  auto result = json::parse(result_text, nullptr, false);
+  if (!result.is_object())
+    return std::optional<std::string>{};
+  auto kind = result.find("resultType");
+  if (kind == result.end() || *kind != "input_required")
+    return std::optional<std::string>{};
+  auto asked = result.find("inputRequests");
+  if (asked == result.end() || !asked->is_object() || asked->empty())
+    return status::error(errc::bad_json, "an input_required result names no input requests");
+  auto state = result.find("requestState");
+  if (state != result.end() && !state->is_string())
+    return status::error(errc::bad_json, "an input_required result's requestState is no string");
+  json answers = json::object();
+  for (const auto& [key, request] : asked->items()) {
+    if (!request.is_object() || !request.contains("method") || !request["method"].is_string())
+      return status::error(errc::bad_json, "an input request names no method");
+    if (request["method"] != "elicitation/create")
+      return status::error(errc::rejected, "the server asked for input this client does not give");
+    auto params = request.value("params", json::object());
+    if (!params.is_object())
+      return status::error(errc::bad_json, "an input request's params are not an object");
+    answers[key] = answer_elicitation(params);
+  }
+  auto params = params_text.find_first_not_of(" \t\r\n") == std::string_view::npos
+                  ? json::object()
+                  : json::parse(params_text, nullptr, false);
+  if (!params.is_object())
+    return status::error(errc::bad_json, "params must be a JSON object");
+  params["inputResponses"] = std::move(answers);
+  if (state != result.end())
+    params["requestState"] = *state;
+  else
+    params.erase("requestState");
+  return std::optional<std::string>{params.dump()};
 }
 
 } // namespace voxos

@@ -6,7 +6,9 @@
 // It drives the node's own mcp_connection actor (there is no second client):
 // connect, list the tools, and call each listed tool once with arguments made
 // from its input schema (the scenarios expect a client to do that unasked:
-// `add_numbers` in tools_call, the elicitation tool, the reconnection tool).
+// `add_numbers` in tools_call, the elicitation tool, the reconnection tool),
+// or, when MCP_CONFORMANCE_CONTEXT names tool calls (http-custom-headers),
+// exactly those.
 // The URL it is handed is registered for the `mcp` purpose in this process
 // only, which is what lets it reach the suite's loopback servers; the node
 // itself never accepts an unregistered loopback URL.
@@ -93,11 +95,16 @@ int run_conformance_client(const std::string& url) {
     std::make_shared<const url_policy>(std::vector<node_config::registered_url>{{url, "mcp"}});
   mcp_config mcp;
   mcp.request_timeout_ms = 20'000;
-  // The runner names the revision a scenario runs at; 2026-07-28 is spoken
-  // statelessly from the first request.
-  mcp_endpoint endpoint{"conformance", transport_kind::streamable_http, url, {}};
+  // The runner may name the revision a scenario runs at (newer runners do):
+  // that one is spoken from the first request, 2026-07-28 statelessly.
+  // Unnamed, or with VOXOS_CONFORMANCE_NEGOTIATE set, the connection learns
+  // the server's era as the node's own connections do (the server/discover
+  // probe, then the handshake if the server has no stateless revision).
+  mcp_endpoint endpoint{"conformance", transport_kind::streamable_http, url, {}, {}};
   if (const char* version = std::getenv("MCP_CONFORMANCE_PROTOCOL_VERSION");
-      version != nullptr && std::string_view{version} == stateless_protocol_version)
+      version != nullptr && std::getenv("VOXOS_CONFORMANCE_NEGOTIATE") == nullptr
+      && (std::string_view{version} == stateless_protocol_version
+          || is_supported_protocol_version(version)))
     endpoint.protocol_version = version;
   auto conn = spawn_mcp_connection(sys, std::move(endpoint), policy, mcp);
   caf::scoped_actor self{sys};
@@ -126,15 +133,26 @@ int run_conformance_client(const std::string& url) {
       },
       [&](caf::error& err) { code = fail("tools/list", err); });
   std::printf("tools: %zu\n", tools.size());
+  // The calls to make: those the scenario names in MCP_CONFORMANCE_CONTEXT
+  // ({"toolCalls":[{"name","arguments"}]}), else each listed tool once.
+  json calls = json::array();
+  if (const char* context = std::getenv("MCP_CONFORMANCE_CONTEXT"); context != nullptr) {
+    auto doc = json::parse(context, nullptr, false);
+    if (doc.is_object() && doc.contains("toolCalls") && doc["toolCalls"].is_array())
+      calls = doc["toolCalls"];
+  }
+  if (calls.empty())
+    for (const auto& tool : tools) {
+      auto args = sample_value(tool.value("inputSchema", json{{"type", "object"}}));
+      calls.push_back({{"name", tool.value("name", std::string{})},
+                       {"arguments", args.is_object() ? args : json::object()}});
+    }
   uint64_t key = 1;
-  for (const auto& tool : tools) {
+  for (const auto& call : calls) {
     if (code != 0)
       break;
-    auto name = tool.value("name", std::string{});
-    auto args = sample_value(tool.value("inputSchema", json{{"type", "object"}}));
-    if (!args.is_object())
-      args = json::object();
-    json params{{"name", name}, {"arguments", args}};
+    auto name = call.value("name", std::string{});
+    json params{{"name", name}, {"arguments", call.value("arguments", json::object())}};
     self
       ->request(conn, wait, request_atom::value, key++, std::string{"tools/call"}, params.dump(),
                 uint32_t{0})

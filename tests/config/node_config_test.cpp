@@ -153,7 +153,7 @@ TEST_CASE("the default document names every key and parses back to the defaults"
   CHECK(doc["caf"].size() == 5); // bind, port, scheduler_threads, transport, tls
   CHECK(doc["event_store"].size() == 3);
   CHECK(doc["secrets"].size() == 2);
-  CHECK(doc["mcp"].size() == 11);
+  CHECK(doc["mcp"].size() == 12);
   CHECK(doc["run"].size() == 9);
   CHECK(doc["http"]["port"] == 7100);
   auto cfg = parse_config(text);
@@ -199,7 +199,7 @@ TEST_CASE("the mcp section bounds every deadline and size") {
   auto cfg = parse_config(R"({"mcp": {"connect_timeout_ms": 100, "read_timeout_ms": 600000,
     "request_timeout_ms": 2000, "max_request_timeout_ms": 3600000, "max_body_bytes": 65536,
     "max_message_bytes": 67108864, "max_in_flight": 1, "max_queued": 65536,
-    "max_resumptions": 0, "max_tool_pages": 1000, "max_cached_tools": 1}})");
+    "max_resumptions": 0, "max_tool_pages": 1000, "max_cached_tools": 1, "max_input_rounds": 16}})");
   REQUIRE_MESSAGE(cfg.is_ok(), cfg.error().message());
   CHECK(cfg->mcp.connect_timeout_ms == 100);
   CHECK(cfg->mcp.request_timeout_ms == 2000);
@@ -207,6 +207,8 @@ TEST_CASE("the mcp section bounds every deadline and size") {
   CHECK(cfg->mcp.max_in_flight == 1);
   CHECK(cfg->mcp.max_resumptions == 0);
   CHECK(cfg->mcp.max_cached_tools == 1);
+  CHECK(cfg->mcp.max_input_rounds == 16);
+  CHECK(parse_failure(R"({"mcp": {"max_input_rounds": 17}})").find("mcp.max_input_rounds") == 0);
   CHECK(parse_failure(R"({"mcp": {"request_timeout_ms": 0}})").find("mcp.request_timeout_ms") == 0);
   CHECK(parse_failure(R"({"mcp": {"max_in_flight": 257}})").find("mcp.max_in_flight") == 0);
   CHECK(parse_failure(R"({"mcp": {"request_timeout_ms": 5000, "max_request_timeout_ms": 1000}})")

@@ -128,8 +128,11 @@ TEST_CASE("sdk peer in JSON mode: connect, discover with annotations and output 
   self->request(conn, std::chrono::seconds{30}, connect_atom::value)
     .receive([&](const std::string& text) { hello = json::parse(text); },
              [&](caf::error& err) { FAIL(message_of(err)); });
+  // The server/discover probe found no stateless revision (the SDK has
+  // none): the handshake followed.
   CHECK(hello["protocol_version"] == "2025-11-25");
   CHECK(hello["transport"] == "streamable_http");
+  CHECK(health(self, conn)["session"] == true);
 
   auto listed = list_tools(self, conn);
   CHECK(listed["truncated"] == false);

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <map>
+
 #include <nlohmann/json.hpp>
 
 #include "actors/mcp/mcp_protocol.hpp"
@@ -109,4 +111,141 @@ TEST_CASE("the stateless revision names a call's tool, prompt or resource in Mcp
   CHECK(voxos::stateless_name("resources/read", R"({"uri":"file:///a"})") == "file:///a");
   CHECK(voxos::stateless_name("tools/list", R"({"cursor":"c"})").empty());
   CHECK(voxos::stateless_name("tools/call", "").empty());
+}
+
+TEST_CASE("an input_required result makes the retry's params: input responses and the state") {
+  auto retry = [](const std::string& params, const std::string& result) {
+    auto made = voxos::input_retry_params(params, result);
+    REQUIRE_MESSAGE(made.is_ok(), made.error().message());
+    REQUIRE(made->has_value());
+    return json::parse(**made);
+  };
+  const std::string ask = R"({"message":"Confirm?","requestedSchema":{"type":"object",
+    "properties":{"confirmed":{"type":"boolean","default":true}}}})";
+  auto with_state = retry(
+    R"({"name":"book","arguments":{"day":"mon"},"inputResponses":{"old":{}},"requestState":"x"})",
+    R"({"resultType":"input_required","inputRequests":{"confirm":{"method":"elicitation/create",
+      "params":)"
+      + ask + R"(}},"requestState":"{\"nonce\":\"n1\",\"originalId\":3}"})");
+  CHECK(with_state["name"] == "book");
+  CHECK(with_state["arguments"] == json{{"day", "mon"}});
+  // The latest answers only, by the server's keys; the state exactly as sent.
+  CHECK(with_state["inputResponses"]
+        == json{{"confirm", {{"action", "accept"}, {"content", {{"confirmed", true}}}}}});
+  CHECK(with_state["requestState"] == "{\"nonce\":\"n1\",\"originalId\":3}");
+  // No state from the server: none in the retry; no default to give: a decline.
+  auto stateless = retry(R"({"name":"book","requestState":"stale"})",
+                         R"({"resultType":"input_required","inputRequests":{"c":{
+      "method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object",
+      "properties":{"confirmed":{"type":"boolean"}}}}}}})");
+  CHECK_FALSE(stateless.contains("requestState"));
+  CHECK(stateless["inputResponses"]["c"] == json{{"action", "decline"}});
+  CHECK(retry("", R"({"resultType":"input_required","inputRequests":{"c":{
+      "method":"elicitation/create"}}})")["inputResponses"]["c"]["action"]
+        == "decline");
+}
+
+TEST_CASE("a complete result needs no retry, whether it says so or not") {
+  for (std::string result : {R"({"content":[]})", R"({"content":[],"resultType":"complete"})",
+                             R"({"content":[{"type":"text","text":"input_required"}]})"}) {
+    auto made = voxos::input_retry_params(R"({"name":"t"})", result);
+    REQUIRE(made.is_ok());
+    CHECK_FALSE(made->has_value());
+  }
+}
+
+TEST_CASE("a malformed input_required result, or one asking for sampling, fails the request") {
+  auto code_of = [](const std::string& result) {
+    auto made = voxos::input_retry_params(R"({"name":"t"})", result);
+    REQUIRE_FALSE(made.is_ok());
+    return made.error().code();
+  };
+  CHECK(code_of(R"({"resultType":"input_required"})") == voxos::errc::bad_json);
+  CHECK(code_of(R"({"resultType":"input_required","inputRequests":{}})") == voxos::errc::bad_json);
+  CHECK(code_of(R"({"resultType":"input_required","inputRequests":{"a":{"params":{}}}})")
+        == voxos::errc::bad_json);
+  CHECK(code_of(R"({"resultType":"input_required","inputRequests":{"a":{
+    "method":"elicitation/create"}},"requestState":7})")
+        == voxos::errc::bad_json);
+  CHECK(code_of(R"({"resultType":"input_required","inputRequests":{"a":{
+    "method":"sampling/createMessage","params":{}}}})")
+        == voxos::errc::rejected);
+  CHECK(code_of(R"({"resultType":"input_required","inputRequests":{"a":{
+    "method":"roots/list"}}})")
+        == voxos::errc::rejected);
+}
+
+TEST_CASE("x-mcp-header marks name Mcp-Param headers, and invalid marks refuse the tool") {
+  auto marks = voxos::param_headers_of(json::parse(R"({"type":"object","properties":{
+    "region":{"type":"string","x-mcp-header":"Region"},
+    "priority":{"type":"integer","x-mcp-header":"Priority"},
+    "verbose":{"type":"boolean","x-mcp-header":"Verbose"},
+    "query":{"type":"string"}}})"));
+  REQUIRE(marks.is_ok());
+  REQUIRE(marks->size() == 3);
+  CHECK((*marks)[0].header.rfind("Mcp-Param-", 0) == 0);
+  CHECK(voxos::param_headers_of(json::parse(R"({"type":"object"})"))->empty());
+  auto refused = [](const std::string& props) {
+    return !voxos::param_headers_of(json::parse(R"({"type":"object","properties":)" + props + "}"))
+              .is_ok();
+  };
+  CHECK(refused(R"({"a":{"type":"string","x-mcp-header":""}})"));
+  CHECK(refused(R"({"a":{"type":"string","x-mcp-header":"My Region"}})"));
+  CHECK(refused(R"({"a":{"type":"string","x-mcp-header":"Region:Primary"}})"));
+  CHECK(refused(R"({"a":{"type":"string","x-mcp-header":"R\u00e9gion"}})"));
+  CHECK(refused(R"({"a":{"type":"string","x-mcp-header":"Region\t1"}})"));
+  CHECK(refused(R"({"a":{"type":"string","x-mcp-header":7}})"));
+  for (auto type : {"object", "array", "null", "number"})
+    CHECK(refused(std::string{R"({"a":{"type":")"} + type + R"(","x-mcp-header":"A"}})"));
+  CHECK(refused(R"({"a":{"x-mcp-header":"A"}})"));
+  CHECK(refused(R"({"a":{"type":"string","x-mcp-header":"MyField"},
+    "b":{"type":"string","x-mcp-header":"myfield"}})"));
+}
+
+TEST_CASE(
+  "Mcp-Param values: numbers and booleans as text, unsafe strings in base64, nulls left out") {
+  auto marks = voxos::param_headers_of(json::parse(R"({"type":"object","properties":{
+    "a":{"type":"string","x-mcp-header":"A"},"b":{"type":"integer","x-mcp-header":"B"},
+    "c":{"type":"boolean","x-mcp-header":"C"},"d":{"type":"string","x-mcp-header":"D"},
+    "e":{"type":"string","x-mcp-header":"E"},"f":{"type":"string","x-mcp-header":"F"},
+    "g":{"type":"string","x-mcp-header":"G"},"h":{"type":"string","x-mcp-header":"H"}}})"));
+  REQUIRE(marks.is_ok());
+  auto values = voxos::param_header_values(
+    *marks, json::parse(R"({"a":"us west 1","b":42,"c":false,"d":"Hello, \u4e16\u754c",
+      "e":"line1\r\nline2","f":" padded","g":"","h":null,"query":"SELECT 1"})"));
+  std::map<std::string, std::string> got(values.begin(), values.end());
+  CHECK(got.size() == 7);
+  CHECK(got["Mcp-Param-A"] == "us west 1");
+  CHECK(got["Mcp-Param-B"] == "42");
+  CHECK(got["Mcp-Param-C"] == "false");
+  CHECK(got["Mcp-Param-D"] == "=?base64?SGVsbG8sIOS4lueVjA==?=");
+  CHECK(got["Mcp-Param-E"] == "=?base64?bGluZTENCmxpbmUy?=");
+  CHECK(got["Mcp-Param-F"] == "=?base64?IHBhZGRlZA==?=");
+  CHECK(got["Mcp-Param-G"].empty());
+  CHECK(got.count("Mcp-Param-H") == 0);
+  // Never a raw control character in a header value.
+  for (const auto& [name, value] : got)
+    CHECK(value.find_first_of("\r\n\t") == std::string::npos);
+}
+
+TEST_CASE("a server/discover result offering 2026-07-28 is the stateless revision, else not") {
+  auto hello = voxos::read_discover_result(
+    R"({"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},
+        "serverInfo":{"name":"s","version":"2"},"instructions":"hi","resultType":"complete"})");
+  REQUIRE(hello.is_ok());
+  CHECK(hello->protocol_version == "2026-07-28");
+  CHECK(hello->server_name == "s");
+  CHECK(hello->server_version == "2");
+  CHECK(json::parse(hello->capabilities) == json{{"tools", json::object()}});
+  CHECK(hello->instructions == "hi");
+  auto in_meta = voxos::read_discover_result(
+    R"({"supportedVersions":["2026-07-28"],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"m","version":"1"}}})");
+  REQUIRE(in_meta.is_ok());
+  CHECK(in_meta->server_name == "m");
+  CHECK(in_meta->capabilities == "{}");
+  // What older servers answer to an unknown method, or a modern one without
+  // our revision: the handshake it is.
+  for (auto text : {"{}", R"({"supportedVersions":["2025-11-25"]})",
+                    R"({"supportedVersions":"2026-07-28"})", "[]"})
+    CHECK(voxos::read_discover_result(text).error().code() == voxos::errc::out_of_range);
 }
