@@ -346,6 +346,9 @@ enum class request_role : uint8_t {
   /// `connect`'s ping: it only waits for the session; at the stateless
   /// revision, which has none, it is answered without being sent.
   readiness,
+  /// Part of connecting (the stateless revision's first tools/list): sent
+  /// ahead of everything waiting.
+  setup,
 };
 
 /// A request from submission to its answer.
@@ -482,6 +485,7 @@ void send_control(self_pointer self, std::string body, std::function<void(status
 void fail_all(self_pointer self, const status& why);
 void dispatch(self_pointer self);
 void start_connect(self_pointer self);
+void learn_tools(self_pointer self);
 void send_request(self_pointer self, pending_request& req);
 
 /// Removes request `serial` and hands `outcome` to its completion.
@@ -546,6 +550,13 @@ void abandon(self_pointer self, uint64_t serial, const char* why) {
   complete(self, serial, status::error(errc::unavailable, why));
 }
 
+/// The requests of connecting (the handshake, the probe, the stateless
+/// revision's first tools/list) go at once; the rest wait for them.
+bool goes_first(const pending_request& req) {
+  return req.method == "initialize" || req.role == request_role::probe
+         || req.role == request_role::setup;
+}
+
 /// Submits a request; `timeout_ms` 0 means the configured default.
 void submit(self_pointer self, std::optional<uint64_t> caller_key, std::string method,
             std::string params, uint32_t timeout_ms, request_done done, reply_ptr reply = nullptr,
@@ -581,12 +592,11 @@ void submit(self_pointer self, std::optional<uint64_t> caller_key, std::string m
   req.role = role;
   if (caller_key)
     st.by_key.emplace(*caller_key, serial);
-  // The handshake and the probe go at once; the rest wait for them.
-  bool goes_first = req.method == "initialize" || role == request_role::probe;
+  bool first = goes_first(req);
   st.deadlines.emplace(req.deadline, serial);
   st.pending.emplace(serial, std::move(req));
   arm_deadline_timer(self);
-  if (goes_first) {
+  if (first) {
     send_request(self, st.pending[serial]);
     return;
   }
@@ -677,7 +687,7 @@ void on_request_job(self_pointer self, uint64_t serial, int worker, mcp_job& job
         if (req.id)
           st.by_id.erase(*req.id);
         req.id.reset();
-        if (req.role == request_role::probe)
+        if (goes_first(req))
           send_request(self, req); // the others wait for it
         else
           st.waiting.push_front(serial);
@@ -942,8 +952,7 @@ void on_discovered(self_pointer self, result<std::string> outcome) {
     if (auto hello = read_discover_result(*outcome)) {
       settle_era(st, era::modern);
       st.hello = std::move(*hello);
-      st.current = phase::ready;
-      dispatch(self);
+      learn_tools(self);
       return;
     }
   } else if (!server_answered(outcome.error())) {
@@ -987,8 +996,7 @@ void start_connect(self_pointer self) {
       hello.capabilities = "{}";
       st.hello = std::move(hello);
     }
-    st.current = phase::ready;
-    dispatch(self);
+    learn_tools(self);
     return;
   }
   if (st.current_era == era::unknown && !st.legacy) {
@@ -1068,6 +1076,11 @@ void on_inbound(self_pointer self, jsonrpc_message& msg) {
 
 /// Discovery: one tools/list page after another, into `acc`.
 struct discovery {
+  /// Part of connecting (see learn_tools): its pages go ahead of requests
+  /// waiting for the connection, and `done` hears the outcome instead of a
+  /// caller.
+  bool setup = false;
+  std::function<void(result<std::string>)> done;
   json tools = json::array();
   std::unordered_map<std::string, std::vector<param_header>> param_headers;
   unsigned pages = 0;
@@ -1079,57 +1092,89 @@ struct discovery {
 
 void list_page(self_pointer self, std::shared_ptr<discovery> acc, std::string cursor) {
   std::string params = cursor.empty() ? std::string{} : json{{"cursor", cursor}}.dump();
-  submit(self, std::nullopt, "tools/list", std::move(params), 0,
-         [self, acc](result<std::string> outcome) mutable {
-           if (!outcome) {
-             acc->promise.deliver(to_error(outcome.error()));
-             return;
-           }
-           auto page = json::parse(*outcome, nullptr, false);
-           if (page.is_discarded() || !page.is_object() || !page.contains("tools")
-               || !page["tools"].is_array()) {
-             acc->promise.deliver(
-               make_error(errc::bad_json, "tools/list answer has no tools array"));
-             return;
-           }
-           auto& st = self->state;
-           for (auto& tool : page["tools"]) {
-             if (acc->tools.size() >= st.cfg.max_cached_tools) {
-               acc->truncated = true;
-               break;
-             }
-             // 2026-07-28: a tool whose x-mcp-header marks are invalid is
-             // dropped, never listed or called (SEP-2243).
-             if (is_stateless(st) && tool.is_object()) {
-               auto marks = param_headers_of(tool.value("inputSchema", json{}));
-               if (!marks) {
-                 log::info("mcp_connection", "left out a tool: " + marks.error().message());
-                 continue;
-               }
-               if (!marks->empty() && tool.contains("name") && tool["name"].is_string())
-                 acc->param_headers[tool["name"].get<std::string>()] = std::move(*marks);
-             }
-             acc->tools.push_back(std::move(tool));
-           }
-           ++acc->pages;
-           auto next = page.find("nextCursor");
-           bool more = next != page.end() && next->is_string() && !next->get<std::string>().empty();
-           if (more && !acc->truncated && acc->pages >= st.cfg.max_tool_pages)
-             acc->truncated = true;
-           if (more && !acc->truncated) {
-             list_page(self, acc, next->get<std::string>());
-             return;
-           }
-           // A change announced meanwhile may be missing from these pages:
-           // the mark stays, and the listener hears of it (once).
-           st.param_headers = std::move(acc->param_headers);
-           if (st.tools_changes == acc->changes_at_start)
-             st.tools_changed = false;
-           else if (st.tools_told == acc->told_at_start)
-             tell_listener(self);
-           acc->promise.deliver(
-             json{{"tools", std::move(acc->tools)}, {"truncated", acc->truncated}}.dump());
-         });
+  auto finish = [acc](result<std::string> outcome) {
+    if (acc->done)
+      acc->done(std::move(outcome));
+    else if (outcome)
+      acc->promise.deliver(std::move(*outcome));
+    else
+      acc->promise.deliver(to_error(outcome.error()));
+  };
+  submit(
+    self, std::nullopt, "tools/list", std::move(params), 0,
+    [self, acc, finish](result<std::string> outcome) mutable {
+      if (!outcome) {
+        finish(std::move(outcome));
+        return;
+      }
+      auto page = json::parse(*outcome, nullptr, false);
+      if (page.is_discarded() || !page.is_object() || !page.contains("tools")
+          || !page["tools"].is_array()) {
+        finish(status::error(errc::bad_json, "tools/list answer has no tools array"));
+        return;
+      }
+      auto& st = self->state;
+      for (auto& tool : page["tools"]) {
+        if (acc->tools.size() >= st.cfg.max_cached_tools) {
+          acc->truncated = true;
+          break;
+        }
+        // 2026-07-28: a tool whose x-mcp-header marks are invalid is
+        // dropped, never listed or called (SEP-2243).
+        if (is_stateless(st) && tool.is_object()) {
+          auto marks = param_headers_of(tool.value("inputSchema", json{}));
+          if (!marks) {
+            log::info("mcp_connection", "left out a tool: " + marks.error().message());
+            continue;
+          }
+          if (!marks->empty() && tool.contains("name") && tool["name"].is_string())
+            acc->param_headers[tool["name"].get<std::string>()] = std::move(*marks);
+        }
+        acc->tools.push_back(std::move(tool));
+      }
+      ++acc->pages;
+      auto next = page.find("nextCursor");
+      bool more = next != page.end() && next->is_string() && !next->get<std::string>().empty();
+      if (more && !acc->truncated && acc->pages >= st.cfg.max_tool_pages)
+        acc->truncated = true;
+      if (more && !acc->truncated) {
+        list_page(self, acc, next->get<std::string>());
+        return;
+      }
+      // A change announced meanwhile may be missing from these pages:
+      // the mark stays, and the listener hears of it (once).
+      st.param_headers = std::move(acc->param_headers);
+      if (st.tools_changes == acc->changes_at_start)
+        st.tools_changed = false;
+      else if (st.tools_told == acc->told_at_start)
+        tell_listener(self);
+      finish(json{{"tools", std::move(acc->tools)}, {"truncated", acc->truncated}}.dump());
+    },
+    nullptr, acc->setup ? request_role::setup : request_role::plain);
+}
+
+/// The stateless revision has no session to carry what a tools/call needs
+/// besides its arguments: the Mcp-Param-* headers its tool's x-mcp-header
+/// marks ask for. So connecting at that revision lists the tools first (the
+/// caller's own discovery may come later, or never: a node's runs use the
+/// tenant's cache). A failed listing does not fail the connect; calls then
+/// carry no param headers until a discovery succeeds.
+void learn_tools(self_pointer self) {
+  auto acc = std::make_shared<discovery>();
+  acc->setup = true;
+  acc->changes_at_start = self->state.tools_changes;
+  acc->told_at_start = self->state.tools_told;
+  acc->done = [self](result<std::string> outcome) {
+    auto& st = self->state;
+    if (st.current != phase::connecting)
+      return;
+    if (!outcome)
+      log::info("mcp_connection",
+                "listing tools while connecting failed: " + outcome.error().message());
+    st.current = phase::ready;
+    dispatch(self);
+  };
+  list_page(self, acc, {});
 }
 
 std::string health_json(const connection_state& st) {
@@ -1217,8 +1262,6 @@ caf::behavior connection_behavior(self_pointer self, mcp_endpoint endpoint,
     [self](connect_atom) -> caf::result<std::string> {
       drain(self);
       auto& st = self->state;
-      if (st.current == phase::idle && is_stateless(st))
-        start_connect(self); // nothing to ask the server: ready at once
       if (st.current == phase::ready)
         return hello_json(st);
       auto promise = self->make_response_promise<std::string>();

@@ -15,7 +15,8 @@
 // a result asking for input (input_required) is answered and the request
 // sent again with it (at most mcp.max_input_rounds times); tools whose
 // x-mcp-header marks are invalid are left out of discovery, and calls
-// mirror marked arguments into Mcp-Param-* headers. Any other answer from
+// mirror marked arguments into Mcp-Param-* headers (learnt by listing the
+// tools while connecting, and by every discovery). Any other answer from
 // the server means the initialize handshake (2025-11-25 and older); a server
 // that cannot be reached fails the connect. Wire details live in
 // transport/mcp_http.hpp.
