@@ -960,7 +960,7 @@ void on_discovered(self_pointer self, result<std::string> outcome) {
     fail_all(self, outcome.error());
     return;
   }
-  log::info("mcp_connection", "the server speaks no stateless revision; initialising");
+  log::debug("mcp_connection", "the server speaks no stateless revision; initialising");
   settle_era(st, era::legacy);
   send_initialize(self);
 }
