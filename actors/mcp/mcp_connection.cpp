@@ -1141,9 +1141,9 @@ void list_page(self_pointer self, std::shared_ptr<discovery> acc, std::string cu
         list_page(self, acc, next->get<std::string>());
         return;
       }
+      st.param_headers = std::move(acc->param_headers);
       // A change announced meanwhile may be missing from these pages:
       // the mark stays, and the listener hears of it (once).
-      st.param_headers = std::move(acc->param_headers);
       if (st.tools_changes == acc->changes_at_start)
         st.tools_changed = false;
       else if (st.tools_told == acc->told_at_start)
