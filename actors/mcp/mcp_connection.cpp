@@ -761,9 +761,18 @@ void send_request(self_pointer self, pending_request& req) {
       if (auto marks = st.param_headers.find(name);
           req.method == "tools/call" && marks != st.param_headers.end()) {
         auto params = json::parse(req.params, nullptr, false);
-        if (params.is_object())
-          for (auto& header : param_header_values(marks->second, params.value("arguments", json{})))
-            job->headers.extra.push_back(std::move(header));
+        auto values = param_header_values(
+          marks->second, params.is_object() ? params.value("arguments", json{}) : json{});
+        if (!values) {
+          // Nothing was sent: the worker and the id go back unused.
+          slot.busy = false;
+          st.by_id.erase(id);
+          req.id.reset();
+          complete(self, req.serial, values.error());
+          return;
+        }
+        for (auto& header : *values)
+          job->headers.extra.push_back(std::move(header));
       }
       job->headers.extra.emplace_back("Mcp-Name", std::move(name));
     }

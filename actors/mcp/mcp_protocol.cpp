@@ -231,8 +231,8 @@ result<std::vector<param_header>> param_headers_of(const json& input_schema) {
   return out;
 }
 
-http_header_list param_header_values(const std::vector<param_header>& headers,
-                                     const json& arguments) {
+result<http_header_list> param_header_values(const std::vector<param_header>& headers,
+                                             const json& arguments) {
   http_header_list out;
   if (!arguments.is_object())
     return out;
@@ -257,6 +257,12 @@ http_header_list param_header_values(const std::vector<param_header>& headers,
                                               text.size(), base64::alphabet::standard, true)
                              + "?=");
     }
+    if (!out.empty() && out.back().first == header.header
+        && out.back().second.size() > max_param_header_bytes)
+      return status::error(errc::out_of_range,
+                           "argument '" + header.property + "' is too long for its " + header.header
+                             + " header (" + std::to_string(max_param_header_bytes)
+                             + " bytes at most)");
   }
   return out;
 }

@@ -131,8 +131,12 @@ result<std::vector<param_header>> param_headers_of(const nlohmann::json& input_s
 /// decimal, a boolean as true/false, a string as it is when every character
 /// is printable ASCII (0x20..0x7E) and it neither starts nor ends with a
 /// space, else `=?base64?<base64 of its UTF-8>?=`. Other values are left out.
-http_header_list param_header_values(const std::vector<param_header>& headers,
-                                     const nlohmann::json& arguments);
+/// Error (out_of_range, naming the argument, never its value): a value
+/// longer than max_param_header_bytes once encoded, which servers and
+/// proxies would refuse as a header (common limits are 8 KiB per line).
+inline constexpr std::size_t max_param_header_bytes = 4096;
+result<http_header_list> param_header_values(const std::vector<param_header>& headers,
+                                             const nlohmann::json& arguments);
 
 /// Cheap test before input_retry_params: false when `result_text` cannot
 /// be an input_required result (it does not mention it at all).

@@ -213,7 +213,8 @@ TEST_CASE(
   auto values = voxos::param_header_values(
     *marks, json::parse(R"({"a":"us west 1","b":42,"c":false,"d":"Hello, \u4e16\u754c",
       "e":"line1\r\nline2","f":" padded","g":"","h":null,"query":"SELECT 1"})"));
-  std::map<std::string, std::string> got(values.begin(), values.end());
+  REQUIRE(values.is_ok());
+  std::map<std::string, std::string> got(values->begin(), values->end());
   CHECK(got.size() == 7);
   CHECK(got["Mcp-Param-A"] == "us west 1");
   CHECK(got["Mcp-Param-B"] == "42");
@@ -248,4 +249,20 @@ TEST_CASE("a server/discover result offering 2026-07-28 is the stateless revisio
   for (auto text : {"{}", R"({"supportedVersions":["2025-11-25"]})",
                     R"({"supportedVersions":"2026-07-28"})", "[]"})
     CHECK(voxos::read_discover_result(text).error().code() == voxos::errc::out_of_range);
+}
+
+TEST_CASE("an argument too long for its Mcp-Param header fails the call, naming no value") {
+  auto marks = voxos::param_headers_of(
+    json::parse(R"({"type":"object","properties":{"q":{"type":"string","x-mcp-header":"Q"}}})"));
+  REQUIRE(marks.is_ok());
+  std::string longest(voxos::max_param_header_bytes, 'a');
+  CHECK(voxos::param_header_values(*marks, json{{"q", longest}}).is_ok());
+  auto refused = voxos::param_header_values(*marks, json{{"q", longest + "secret"}});
+  REQUIRE_FALSE(refused.is_ok());
+  CHECK(refused.error().code() == voxos::errc::out_of_range);
+  CHECK(refused.error().message().find("'q'") != std::string::npos);
+  CHECK(refused.error().message().find("secret") == std::string::npos);
+  // Base64 makes a string longer: the encoded length counts.
+  std::string spaced = " " + std::string(voxos::max_param_header_bytes * 3 / 4, 'b');
+  CHECK_FALSE(voxos::param_header_values(*marks, json{{"q", spaced}}).is_ok());
 }
