@@ -1,7 +1,8 @@
 // The MCP client, beside its peers in one run:
 //  1. our mcp_connection vs the official TypeScript SDK client
 //     (tests/peers/sdk_client_bench.mjs), both against the same SDK-built
-//     peer answering as JSON: sequential and 8-in-flight tools/call rates,
+//     peer answering as JSON (each against a fresh instance, after the same
+//     warm-up): sequential and 8-in-flight tools/call rates,
 //     p50/p99, CPU seconds per 1,000 calls, peak memory, and a wave of eight
 //     200 ms calls;
 //  2. the floor: our client vs a bare cpp-httplib client, both sequential
@@ -147,7 +148,8 @@ phase_figures run_phase(caf::actor_system& sys, const mcp_connection_actor& conn
 /// Sequential calls from an event-based actor: what is left to do.
 struct call_chain {
   mcp_connection_actor conn;
-  std::size_t left = 0;
+  /// Calls not yet made, shared by the chains of one phase.
+  std::shared_ptr<std::atomic<long>> left;
   uint64_t key = 5'000'000;
   clock_type::time_point started;
   std::vector<double>* latencies = nullptr;
@@ -155,16 +157,16 @@ struct call_chain {
 };
 
 void call_next(caf::event_based_actor* self, const std::shared_ptr<call_chain>& chain) {
-  if (chain->left == 0) {
+  auto idx = chain->left->fetch_sub(1);
+  if (idx <= 0) {
     chain->done.set_value(true);
     self->quit();
     return;
   }
-  --chain->left;
   chain->started = clock_type::now();
   self
     ->request(chain->conn, caf::infinite, request_atom::value, chain->key++,
-              std::string{"tools/call"}, echo_params(chain->left), uint32_t{0})
+              std::string{"tools/call"}, echo_params(static_cast<std::size_t>(idx)), uint32_t{0})
     .then(
       [self, chain](const std::string&) {
         chain->latencies->push_back(
@@ -178,22 +180,38 @@ void call_next(caf::event_based_actor* self, const std::shared_ptr<call_chain>& 
       });
 }
 
-/// `count` echo calls through `conn` one after another from an event-based
-/// actor on the scheduler, as the node's waves call a connection (a blocking
-/// caller's thread adds a wake-up of its own to every call). Appends each
-/// call's latency (us) to `latencies`; returns the seconds they took.
-double run_from_actor(caf::actor_system& sys, const mcp_connection_actor& conn, std::size_t count,
-                      std::vector<double>& latencies) {
-  auto chain = std::make_shared<call_chain>();
-  chain->conn = conn;
-  chain->left = count;
-  chain->latencies = &latencies;
-  auto finished = chain->done.get_future();
+/// `count` echo calls through `conn` from `width` event-based actors on the
+/// scheduler, each making its calls one after another, as the node's waves
+/// call a connection (a blocking caller's thread adds a wake-up of its own to
+/// every call). Appends each call's latency (us) to `latencies`; returns the
+/// seconds they took.
+double run_from_actors(caf::actor_system& sys, const mcp_connection_actor& conn, std::size_t count,
+                       unsigned width, std::vector<double>& latencies) {
+  auto left = std::make_shared<std::atomic<long>>(static_cast<long>(count));
+  std::vector<std::shared_ptr<call_chain>> chains;
+  std::vector<std::vector<double>> per_chain(width);
+  std::vector<std::future<bool>> finished;
+  for (unsigned idx = 0; idx < width; ++idx) {
+    auto chain = std::make_shared<call_chain>();
+    chain->conn = conn;
+    chain->left = left;
+    chain->key = 5'000'000 + uint64_t{idx} * 1'000'000'000;
+    chain->latencies = &per_chain[idx];
+    finished.push_back(chain->done.get_future());
+    chains.push_back(std::move(chain));
+  }
   auto t0 = clock_type::now();
-  sys.spawn([chain](caf::event_based_actor* self) { call_next(self, chain); });
-  if (!finished.get())
+  for (auto& chain : chains)
+    sys.spawn([chain](caf::event_based_actor* self) { call_next(self, chain); });
+  bool ok = true;
+  for (auto& one : finished)
+    ok = one.get() && ok;
+  auto seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
+  if (!ok)
     std::fprintf(stderr, "some calls failed: figures are not comparable\n");
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
+  for (auto& part : per_chain)
+    latencies.insert(latencies.end(), part.begin(), part.end());
+  return seconds;
 }
 
 mcp_connection_actor connect(caf::actor_system& sys, const std::string& url) {
@@ -260,7 +278,10 @@ int compare_with_sdk(std::size_t calls) {
     set_io_bound_scheduler(cfg);
     caf::actor_system sys{cfg};
     auto conn = connect(sys, peer->url());
-    run_phase(sys, conn, 200, 1); // warm-up: session, workers, JIT of the peer
+    // Warm-up: session, workers, and the peer's JIT, which takes a thousand
+    // calls or so to settle; the SDK client warms up the same way.
+    run_phase(sys, conn, 1000, 1);
+    run_phase(sys, conn, 1000, 8);
     seq = run_phase(sys, conn, calls, 1);
     par = run_phase(sys, conn, calls, 8);
     auto t0 = clock_type::now();
@@ -270,7 +291,13 @@ int compare_with_sdk(std::size_t calls) {
     close(sys, conn);
   }
 
-  // The SDK client, same peer, same calls.
+  // The SDK client, the same calls against a fresh peer started the same
+  // way (a peer that has served ours would have aged: its heap grows).
+  peer = test::start_sdk_peer({"--json"});
+  if (!peer->up()) {
+    std::fprintf(stderr, "sdk peer did not start again: %s\n", peer->error_output().c_str());
+    return 1;
+  }
   test::child_process sdk{
     {test::node_path(), "sdk_client_bench.mjs", peer->url(), "--calls", std::to_string(calls)},
     test::peers_dir().string(),
@@ -320,7 +347,7 @@ void compare_with_floor(std::size_t calls) {
     bare.set_keep_alive(true);
     bare_floor(bare, 200); // warm-up, as for ours
     std::vector<double> warm;
-    run_from_actor(sys, conn, 200, warm);
+    run_from_actors(sys, conn, 200, 1, warm);
     run_phase(sys, conn, 200, 1);
     // Alternating rounds: every client meets the same load from whatever
     // else runs on the machine.
@@ -333,7 +360,7 @@ void compare_with_floor(std::size_t calls) {
     std::vector<double> blocking_latencies;
     for (std::size_t round = 0; round < rounds; ++round) {
       bare_s += bare_floor(bare, per_round);
-      ours_s += run_from_actor(sys, conn, per_round, latencies);
+      ours_s += run_from_actors(sys, conn, per_round, 1, latencies);
       auto part = run_phase(sys, conn, per_round, 1, "echo", &blocking_latencies);
       blocking_s += static_cast<double>(per_round) / part.calls_per_s;
     }

@@ -79,8 +79,10 @@ const sdkVersion = JSON.parse(
 const client = new Client({ name: "sdk-client-bench", version: "1.0.0" });
 await client.connect(new StreamableHTTPClientTransport(new URL(args.url)));
 
-// Warm-up, not measured: JIT, connection pool.
-await phase(client, Math.min(200, args.calls), 1);
+// Warm-up, not measured: JIT, connection pool; the same as the C++ side's
+// (bench/mcp_client_bench.cpp).
+await phase(client, Math.min(1000, args.calls), 1);
+await phase(client, Math.min(1000, args.calls), args.inFlight);
 
 const sequential = await phase(client, args.calls, 1);
 const parallel = await phase(client, args.calls, args.inFlight);
