@@ -77,14 +77,61 @@ using self_pointer = run_actor::stateful_pointer<run_state>;
 /// Listeners one run keeps.
 constexpr std::size_t max_listeners = 8;
 
-/// Sends one activity event to every listener.
-void emit(self_pointer self, const json& event) {
-  auto& listeners = *self->state.listeners;
-  if (listeners.empty())
-    return;
-  auto text = event.dump();
-  for (const auto& listener : listeners)
+/// Sends one activity event (JSON text) to every listener.
+void emit(self_pointer self, const std::string& text) {
+  for (const auto& listener : *self->state.listeners)
     caf::anon_send(listener, tool_atom::value, text);
+}
+
+// Activity events, written by hand (every round of a run that a host holds
+// makes several), with their keys in sorted order, as nlohmann writes them.
+
+/// {"calls":[{"call_id","name","reason","server_id","status","tool"}],"event":"round","round":N}
+std::string round_event(const tool_round& round, uint64_t round_no) {
+  std::string out = "{\"calls\":[";
+  bool first = true;
+  for (const auto& call : round.calls) {
+    out += first ? "{" : ",{";
+    first = false;
+    append_json_member(out, "call_id", call.call_id);
+    out += ',';
+    append_json_member(out, "name", call.name);
+    out += ',';
+    append_json_member(out, "reason", call.reason);
+    out += ',';
+    append_json_member(out, "server_id",
+                       call.entry != nullptr ? call.entry->server_id() : std::string_view{});
+    out += ',';
+    append_json_member(out, "status", to_string(call.status));
+    out += ',';
+    append_json_member(out, "tool",
+                       call.entry != nullptr ? call.entry->tool() : std::string_view{});
+    out += '}';
+  }
+  return out + "],\"event\":\"round\",\"round\":" + std::to_string(round_no) + '}';
+}
+
+/// {"calls":[call_id...],"event":"wave","round":N}
+std::string wave_event(const tool_round& round, const std::vector<std::size_t>& wave_calls,
+                       uint64_t round_no) {
+  std::string out = "{\"calls\":[";
+  for (std::size_t idx = 0; idx < wave_calls.size(); ++idx) {
+    if (idx != 0)
+      out += ',';
+    append_json_string(out, round.calls[wave_calls[idx]].call_id);
+  }
+  return out + "],\"event\":\"wave\",\"round\":" + std::to_string(round_no) + '}';
+}
+
+/// {"call_id","event":"call","reason","round","status","us"}
+std::string call_event(const round_call& call, uint64_t round_no, int64_t us) {
+  std::string out = "{";
+  append_json_member(out, "call_id", call.call_id);
+  out += ",\"event\":\"call\",";
+  append_json_member(out, "reason", call.reason);
+  out += ",\"round\":" + std::to_string(round_no) + ',';
+  append_json_member(out, "status", to_string(call.status));
+  return out + ",\"us\":" + std::to_string(us) + '}';
 }
 
 std::string run_stream(const run_state& st) {
@@ -178,7 +225,8 @@ void answer_round(self_pointer self) {
   if (st.setup.trace)
     st.setup.trace->outputs(st.rounds, outputs);
   record_activity(self, round);
-  emit(self, {{"event", "answered"}, {"round", st.rounds}});
+  if (!st.listeners->empty())
+    emit(self, "{\"event\":\"answered\",\"round\":" + std::to_string(st.rounds) + '}');
   st.round_promise.deliver(std::move(outputs));
   if (st.phase == run_phase::cancelling) {
     for (const auto& call : round.calls)
@@ -211,12 +259,7 @@ void on_wave_answers(self_pointer self, std::vector<wave_answer>& answers) {
     remember_places(round.calls[call_idx], st.setup.adapters, st.memory);
     st.call_us[call_idx] = now - st.round_started_us;
     if (!st.listeners->empty())
-      emit(self, {{"event", "call"},
-                  {"round", st.rounds},
-                  {"call_id", round.calls[call_idx].call_id},
-                  {"status", to_string(round.calls[call_idx].status)},
-                  {"reason", round.calls[call_idx].reason},
-                  {"us", st.call_us[call_idx]}});
+      emit(self, call_event(round.calls[call_idx], st.rounds, st.call_us[call_idx]));
   }
   st.wave.reset();
   st.wave_calls.clear();
@@ -258,14 +301,12 @@ void run_next_wave(self_pointer self) {
   }
   ++st.waves;
   st.peak_wave = std::max(st.peak_wave, calls.size());
+  // Told before the wave is spawned, so that the wave runs first on this
+  // thread (the scheduler takes the newest job first).
+  if (!st.listeners->empty())
+    emit(self, wave_event(round, st.wave_calls, st.rounds));
   auto wave = spawn_wave(self, std::move(calls), st.setup.call_timeout_ms);
   st.wave = wave;
-  if (!st.listeners->empty()) {
-    json ids = json::array();
-    for (auto call_idx : st.wave_calls)
-      ids.push_back(round.calls[call_idx].call_id);
-    emit(self, {{"event", "wave"}, {"round", st.rounds}, {"calls", std::move(ids)}});
-  }
   self->request(wave, caf::infinite, request_atom::value)
     .then([self](std::vector<wave_answer>& answers) { on_wave_answers(self, answers); },
           [self](caf::error& err) {
@@ -324,18 +365,8 @@ caf::result<std::vector<tool_output>> start_round(self_pointer self, std::vector
   decide_round(*st.round, st.setup.view, st.setup.catalog.get(), st.setup.snapshot,
                st.setup.adapters, st.memory, st.setup.limits);
   st.round_promise = self->make_response_promise<std::vector<tool_output>>();
-  if (!st.listeners->empty()) {
-    json calls = json::array();
-    for (const auto& call : st.round->calls)
-      calls.push_back(
-        {{"call_id", call.call_id},
-         {"name", call.name},
-         {"tool", call.entry != nullptr ? call.entry->tool() : std::string_view{}},
-         {"server_id", call.entry != nullptr ? call.entry->server_id() : std::string_view{}},
-         {"status", to_string(call.status)},
-         {"reason", call.reason}});
-    emit(self, {{"event", "round"}, {"round", st.rounds}, {"calls", std::move(calls)}});
-  }
+  if (!st.listeners->empty())
+    emit(self, round_event(*st.round, st.rounds));
   // The decisions (as decided, before any wave) go to the audit stream
   // once the first wave is on its way. The answer does not wait for them:
   // a run whose decisions cannot be recorded ends, failing its round if it
