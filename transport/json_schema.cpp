@@ -9,6 +9,7 @@
 #include <optional>
 #include <regex>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 
@@ -1475,6 +1476,13 @@ size_t code_points(std::string_view text) {
   }));
 }
 
+/// Whether a string of `bytes` bytes may hold fewer than `min_length` code
+/// points, so that they must be counted (a code point takes 1 to 4 bytes).
+/// Divided, not multiplied: a huge minLength must not wrap around.
+bool may_be_shorter(size_t bytes, size_t min_length) {
+  return bytes / 4 < min_length;
+}
+
 bool is_number(element_type kind) {
   return kind == element_type::INT64 || kind == element_type::UINT64
          || kind == element_type::DOUBLE;
@@ -1728,7 +1736,7 @@ bool leaf_valid(const schema_node& node, element value) {
   }
   if ((node.groups & detail::group_string) && kind == element_type::STRING) {
     std::string_view text = value.get_string().value_unsafe();
-    if (node.min_length && text.size() < *node.min_length * 4
+    if (node.min_length && may_be_shorter(text.size(), *node.min_length)
         && code_points(text) < *node.min_length)
       return false;
     if (node.max_length && text.size() > *node.max_length && code_points(text) > *node.max_length)
@@ -1904,6 +1912,19 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
     }
     return go_on();
   };
+  // a violated bound at `at`: "<before><limit><after>", the text built only when listed
+  auto fail_bound = [&](std::string_view keyword, const char* before, auto limit,
+                        const char* after = "") {
+    return fail(
+      keyword,
+      [&] {
+        if constexpr (std::is_floating_point_v<decltype(limit)>)
+          return before + format_number(limit) + after;
+        else
+          return before + std::to_string(limit) + after;
+      },
+      at);
+  };
   auto apply = [&](const schema_node& sub, element target, const path_link* where,
                    annotations* into) {
     bool ok;
@@ -1977,32 +1998,18 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
   if ((node.groups & detail::group_number) && is_number(kind)) {
     double number = number_of(value).value;
     if (node.minimum && number < *node.minimum
-        && !fail(
-          "minimum",
-          [&] { return "number is less than the minimum " + format_number(*node.minimum); }, at))
+        && !fail_bound("minimum", "number is less than the minimum ", *node.minimum))
       return false;
     if (node.maximum && number > *node.maximum
-        && !fail(
-          "maximum",
-          [&] { return "number is greater than the maximum " + format_number(*node.maximum); }, at))
+        && !fail_bound("maximum", "number is greater than the maximum ", *node.maximum))
       return false;
     if (node.exclusive_minimum && number <= *node.exclusive_minimum
-        && !fail(
-          "exclusiveMinimum",
-          [&] {
-            return "number is not greater than the exclusive minimum "
-                   + format_number(*node.exclusive_minimum);
-          },
-          at))
+        && !fail_bound("exclusiveMinimum", "number is not greater than the exclusive minimum ",
+                       *node.exclusive_minimum))
       return false;
     if (node.exclusive_maximum && number >= *node.exclusive_maximum
-        && !fail(
-          "exclusiveMaximum",
-          [&] {
-            return "number is not less than the exclusive maximum "
-                   + format_number(*node.exclusive_maximum);
-          },
-          at))
+        && !fail_bound("exclusiveMaximum", "number is not less than the exclusive maximum ",
+                       *node.exclusive_maximum))
       return false;
     if (node.multiple_of && !is_multiple(value, node)
         && !fail(
@@ -2015,24 +2022,14 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
   if ((node.groups & detail::group_string) && kind == element_type::STRING) {
     std::string_view text = value.get_string().value_unsafe();
     // a code point takes 1 to 4 bytes: count only when the byte length cannot decide
-    bool count = (node.min_length && text.size() < *node.min_length * 4)
+    bool count = (node.min_length && may_be_shorter(text.size(), *node.min_length))
                  || (node.max_length && text.size() > *node.max_length);
     size_t length = count ? code_points(text) : text.size();
     if (node.min_length && count && length < *node.min_length
-        && !fail(
-          "minLength",
-          [&] {
-            return "string is shorter than " + std::to_string(*node.min_length) + " characters";
-          },
-          at))
+        && !fail_bound("minLength", "string is shorter than ", *node.min_length, " characters"))
       return false;
     if (node.max_length && length > *node.max_length
-        && !fail(
-          "maxLength",
-          [&] {
-            return "string is longer than " + std::to_string(*node.max_length) + " characters";
-          },
-          at))
+        && !fail_bound("maxLength", "string is longer than ", *node.max_length, " characters"))
       return false;
     if (node.pattern && !node.pattern->search(text)
         && !fail(
@@ -2115,20 +2112,12 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
     }
     size_t size = object.size();
     if (node.min_properties && size < *node.min_properties
-        && !fail(
-          "minProperties",
-          [&] {
-            return "object has fewer than " + std::to_string(*node.min_properties) + " properties";
-          },
-          at))
+        && !fail_bound("minProperties", "object has fewer than ", *node.min_properties,
+                       " properties"))
       return false;
     if (node.max_properties && size > *node.max_properties
-        && !fail(
-          "maxProperties",
-          [&] {
-            return "object has more than " + std::to_string(*node.max_properties) + " properties";
-          },
-          at))
+        && !fail_bound("maxProperties", "object has more than ", *node.max_properties,
+                       " properties"))
       return false;
     for (size_t dep_idx = 0; dep_idx < node.dependent_required.size(); ++dep_idx) {
       if (!has(node.dependent_required_triggers[dep_idx]))
@@ -2158,27 +2147,15 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
     auto array = value.get_array().value_unsafe();
     size_t size = array.size();
     if (node.min_items && size < *node.min_items
-        && !fail(
-          "minItems",
-          [&] { return "array has fewer than " + std::to_string(*node.min_items) + " items"; }, at))
+        && !fail_bound("minItems", "array has fewer than ", *node.min_items, " items"))
       return false;
     if (node.max_items && size > *node.max_items
-        && !fail(
-          "maxItems",
-          [&] { return "array has more than " + std::to_string(*node.max_items) + " items"; }, at))
+        && !fail_bound("maxItems", "array has more than ", *node.max_items, " items"))
       return false;
-    if (node.unique_items) {
-      bool unique = true;
-      for (auto first = array.begin(); first != array.end() && unique; ++first) {
-        auto second = first;
-        for (++second; second != array.end() && unique; ++second)
-          unique = !equal(*first, *second);
-      }
-      if (!unique
-          && !fail(
-            "uniqueItems", [] { return "array items are not unique"; }, at))
-        return false;
-    }
+    if (node.unique_items && !all_unique(array)
+        && !fail(
+          "uniqueItems", [] { return "array items are not unique"; }, at))
+      return false;
     if (!node.prefix_items.empty() || node.items) {
       size_t item_idx = 0;
       for (element item : array) {
@@ -2214,21 +2191,12 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
         ++item_idx;
       }
       if (found < least
-          && !fail(
-            node.min_contains ? "minContains" : "contains",
-            [&] {
-              return "array contains fewer than " + std::to_string(least) + " matching items";
-            },
-            at))
+          && !fail_bound(node.min_contains ? "minContains" : "contains",
+                         "array contains fewer than ", least, " matching items"))
         return false;
       if (node.max_contains && found > *node.max_contains
-          && !fail(
-            "maxContains",
-            [&] {
-              return "array contains more than " + std::to_string(*node.max_contains)
-                     + " matching items";
-            },
-            at))
+          && !fail_bound("maxContains", "array contains more than ", *node.max_contains,
+                         " matching items"))
         return false;
     }
   }

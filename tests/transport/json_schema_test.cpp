@@ -356,3 +356,11 @@ TEST_CASE("schema validation of text takes 1.0 as an integer and refuses numbers
   REQUIRE(big.errors.size() == 1);
   CHECK(big.errors[0].constraint.find("not valid JSON") != std::string::npos);
 }
+
+TEST_CASE("a minLength too large to multiply still refuses a short string, in both passes") {
+  auto schema = compile_ok(json{{"type", "string"}, {"minLength", 4611686018427387904ull}});
+  // validate runs the boolean pass, then (on failure) the collecting one
+  auto result = validate(schema, json("abc"));
+  REQUIRE(result.errors.size() == 1);
+  CHECK(result.errors[0].schema_path == "/minLength");
+}
