@@ -6,6 +6,7 @@
 #include <simdjson.h>
 
 #include "actors/run/maps_grounding.hpp"
+#include "transport/json_text.hpp"
 
 namespace voxos {
 
@@ -149,13 +150,12 @@ bool validate_arguments(round_call& call, const view_entry& e, simdjson::dom::el
          "the tool's input schema cannot be used to check arguments, so it is not called.");
     return false;
   }
-  if (is_valid(*schema, args))
-    return true;
+  // The boolean pass alone when they hold; the listing pass only when not.
   auto checked = validate(*schema, args, max_listed_problems);
+  if (checked.is_valid())
+    return true;
   json problems = json::array();
   for (const auto& err : checked.errors) {
-    if (problems.size() == max_listed_problems)
-      break;
     problems.push_back({{"path", err.instance_path.empty() ? "/" : err.instance_path},
                         {"schema_path", err.schema_path},
                         {"constraint", err.constraint}});
@@ -457,7 +457,8 @@ namespace {
 /// Whether a tool result (the JSON text of a `tools/call` result, already
 /// checked as JSON by the connection) says `"isError": true`; nullopt when it
 /// is not an object. Reads only the top level (simdjson On-Demand), however
-/// large the result.
+/// large the result. `text` has room for simdjson's padding (made here if
+/// not).
 std::optional<bool> reports_error(std::string& text) {
   thread_local simdjson::ondemand::parser parser;
   text.reserve(text.size() + simdjson::SIMDJSON_PADDING);
@@ -484,7 +485,7 @@ std::optional<bool> reports_error(std::string& text) {
 
 std::string call_params(const round_call& call) {
   std::string out = R"({"name":)";
-  out += json(std::string{call.entry->tool()}).dump();
+  append_json_string(out, call.entry->tool());
   out += R"(,"arguments":)";
   out += call.arguments;
   out += '}';
@@ -494,10 +495,11 @@ std::string call_params(const round_call& call) {
 void settle_call(round_call& call, tool_round& round, run_memory& memory,
                  const round_limits& limits, const result<std::string>& answer) {
   if (answer) {
+    // Room for simdjson's padding first: results can be megabytes.
+    call.output.reserve(answer->size() + simdjson::SIMDJSON_PADDING);
     call.output = *answer;
     auto tool_error = reports_error(call.output);
     if (!tool_error) {
-      call.output.clear();
       fail(call, call_status::failed, "bad_result", "the server's answer was not a tool result.");
       return;
     }
