@@ -187,6 +187,22 @@ void apply_durable(self_pointer self, const std::vector<event_draft>& events) {
       log::error("tenant", "applying a stored event failed: " + applied.message());
 }
 
+/// Appends `events` (not empty) durably, then applies them in memory; then
+/// `done(error or none)`. Other messages wait meanwhile (await): changes are
+/// serial, so no change is made from a record another one is replacing.
+template <class F>
+void append_serially(self_pointer self, std::vector<event_draft> events, F done) {
+  self
+    ->request(self->state.store, store_timeout, append_atom::value,
+              config_append(self->state.tenant_id, events))
+    .await(
+      [self, events, done](const append_result&) mutable {
+        apply_durable(self, events);
+        done(caf::error{});
+      },
+      [done](caf::error& err) mutable { done(std::move(err)); });
+}
+
 /// Appends `events` durably, then applies them in memory and delivers
 /// `answer()` to `promise`. Other messages wait meanwhile (await).
 template <class F>
@@ -196,15 +212,12 @@ void commit_into(self_pointer self, std::vector<event_draft> events,
     promise.deliver(answer());
     return;
   }
-  self
-    ->request(self->state.store, store_timeout, append_atom::value,
-              config_append(self->state.tenant_id, events))
-    .await(
-      [self, promise, events, answer](const append_result&) mutable {
-        apply_durable(self, events);
-        promise.deliver(answer());
-      },
-      [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+  append_serially(self, std::move(events), [promise, answer](caf::error err) mutable {
+    if (err)
+      promise.deliver(std::move(err));
+    else
+      promise.deliver(answer());
+  });
 }
 
 /// Appends `events` durably, then applies them in memory and answers with
@@ -598,6 +611,9 @@ std::vector<std::string> caches_to_repair(tenant_actor_state& st,
                                           const effective_policy& snapshot) {
   std::vector<std::string> out;
   for (const auto& decision : snapshot.decisions) {
+    // Most decisions concern neither: no id is copied for them.
+    if (st.stale_caches.empty() && decision.why != reason::not_discovered)
+      continue;
     std::string server_id{decision.server_id()};
     if (st.stale_caches.erase(server_id) != 0) {
       if (std::find(out.begin(), out.end(), server_id) == out.end())
@@ -651,17 +667,12 @@ void repair_caches(self_pointer self, std::vector<std::string> servers, F next) 
                                          st.services.mcp.max_cached_tools, wall_clock_us());
           // The repaired version counts as tried: it is what discovery said.
           st.repairs_tried.insert(server_id + "@" + repaired.cache_version);
-          std::vector<event_draft> events{tenant_events::server_upserted(repaired)};
-          self
-            ->request(st.store, store_timeout, append_atom::value,
-                      config_append(st.tenant_id, events))
-            .then(
-              [self, events, one_done](const append_result&) {
-                apply_durable(self, events);
-                log::info("tenant", "a run start repaired a server's tool cache");
-                one_done();
-              },
-              [one_done](caf::error&) { one_done(); });
+          append_serially(self, {tenant_events::server_upserted(repaired)},
+                          [one_done](const caf::error& err) {
+                            if (!err)
+                              log::info("tenant", "a run start repaired a server's tool cache");
+                            one_done();
+                          });
         },
         [one_done](caf::error&) { one_done(); });
   }
