@@ -50,6 +50,13 @@ enum class stop_reason : uint8_t { none, redirect, too_large, deadline, cancelle
 
 } // namespace
 
+bool is_http_token(std::string_view text) {
+  static constexpr std::string_view extra = "!#$%&'*+-.^_`|~";
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) {
+    return std::isalnum(c) != 0 || extra.find(static_cast<char>(c)) != std::string_view::npos;
+  });
+}
+
 std::string http_response::header(std::string_view name) const {
   auto found = headers.find(lowercase(name));
   return found == headers.end() ? std::string{} : found->second;

@@ -60,6 +60,10 @@ namespace voxos {
 /// Request headers, in order. Names as sent.
 using http_header_list = std::vector<std::pair<std::string, std::string>>;
 
+/// Whether `text` is an HTTP token (RFC 9110, what a header name is): one or
+/// more of ALPHA, DIGIT and !#$%&'*+-.^_`|~.
+bool is_http_token(std::string_view text);
+
 /// What a request answered, besides the streamed body.
 struct http_response {
   int status = 0;

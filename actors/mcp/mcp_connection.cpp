@@ -251,6 +251,15 @@ result<std::string> outcome_of(jsonrpc_message& answer) {
   return status::error(errc::bad_json, "server answered with a non-answer");
 }
 
+/// Answers `promise` with `outcome`: the result text, or the error.
+template <class Promise>
+void deliver_outcome(Promise& promise, result<std::string> outcome) {
+  if (outcome)
+    promise.deliver(std::move(*outcome));
+  else
+    promise.deliver(to_error(outcome.error()));
+}
+
 /// Workers hold the connection weakly: an owner dropping its last handle
 /// ends the connection, and with it (linked) every worker.
 caf::behavior worker_behavior(caf::event_based_actor* self,
@@ -296,12 +305,8 @@ caf::behavior worker_behavior(caf::event_based_actor* self,
       if (!boxed)
         if (auto target = caf::actor_cast<caf::actor>(connection))
           caf::anon_send(target, exchanged_atom::value, std::move(job));
-      if (direct) {
-        if (*direct)
-          to_caller.deliver(std::move(**direct));
-        else
-          to_caller.deliver(to_error(direct->error()));
-      }
+      if (direct)
+        deliver_outcome(to_caller, std::move(*direct));
     },
     // A stream may stay open as long as the server likes: it is started by
     // a plain message, not a request, so that no reply handle keeps the
@@ -434,6 +439,14 @@ bool is_stateless(const connection_state& st) {
   return st.current_era == era::modern;
 }
 
+/// Request `req` is to be sent again: its old id answers nothing any more
+/// (it gets a new one when it goes).
+void forget_id(connection_state& st, pending_request& req) {
+  if (req.id)
+    st.by_id.erase(*req.id);
+  req.id.reset();
+}
+
 /// Decides the era: from then on every request is framed for it.
 void settle_era(connection_state& st, era decided) {
   st.current_era = decided;
@@ -505,10 +518,7 @@ void complete(self_pointer self, uint64_t serial, result<std::string> outcome) {
   if (req.reply) {
     if (!req.reply->claim())
       return; // the worker has answered it
-    if (outcome)
-      req.reply->promise.deliver(std::move(*outcome));
-    else
-      req.reply->promise.deliver(to_error(outcome.error()));
+    deliver_outcome(req.reply->promise, std::move(outcome));
   } else if (req.done) {
     req.done(std::move(outcome));
   }
@@ -633,9 +643,7 @@ bool answer_input_required(self_pointer self, uint64_t serial, const std::string
   if (!req.first_params)
     req.first_params = std::move(req.params);
   req.params = std::move(**retry);
-  if (req.id)
-    st.by_id.erase(*req.id);
-  req.id.reset(); // a new JSON-RPC id
+  forget_id(st, req);
   st.waiting.push_front(serial);
   dispatch(self);
   return true;
@@ -684,9 +692,7 @@ void on_request_job(self_pointer self, uint64_t serial, int worker, mcp_job& job
             || err.message().find("JSON-RPC error -32004") != std::string::npos);
       if (unsupported_version && !req.retried) {
         req.retried = true;
-        if (req.id)
-          st.by_id.erase(*req.id);
-        req.id.reset();
+        forget_id(st, req);
         if (goes_first(req))
           send_request(self, req); // the others wait for it
         else
@@ -695,9 +701,7 @@ void on_request_job(self_pointer self, uint64_t serial, int worker, mcp_job& job
         // The session expired: initialise afresh, then send this again.
         log::info("mcp_connection", "session expired; initialising again");
         req.retried = true;
-        if (req.id)
-          st.by_id.erase(*req.id);
-        req.id.reset();
+        forget_id(st, req);
         st.waiting.push_front(serial);
         st.session_id.clear();
         st.hello.reset();
@@ -1104,10 +1108,8 @@ void list_page(self_pointer self, std::shared_ptr<discovery> acc, std::string cu
   auto finish = [acc](result<std::string> outcome) {
     if (acc->done)
       acc->done(std::move(outcome));
-    else if (outcome)
-      acc->promise.deliver(std::move(*outcome));
     else
-      acc->promise.deliver(to_error(outcome.error()));
+      deliver_outcome(acc->promise, std::move(outcome));
   };
   submit(
     self, std::nullopt, "tools/list", std::move(params), 0,

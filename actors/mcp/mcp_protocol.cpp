@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include <nlohmann/json.hpp>
+#include <simdjson.h>
 
 #include "config/base64.hpp"
 
@@ -51,11 +52,26 @@ std::string stateless_name(std::string_view method, std::string_view params_text
                                                                         : nullptr;
   if (field == nullptr)
     return {};
-  auto doc = json::parse(params_text, nullptr, false);
-  if (!doc.is_object())
+  // The top level only (simdjson On-Demand): a call's arguments may be large.
+  thread_local simdjson::ondemand::parser parser;
+  simdjson::padded_string padded{params_text};
+  simdjson::ondemand::document doc;
+  simdjson::ondemand::object object;
+  if (parser.iterate(padded).get(doc) != simdjson::SUCCESS
+      || doc.get_object().get(object) != simdjson::SUCCESS)
     return {};
-  auto found = doc.find(field);
-  return found != doc.end() && found->is_string() ? found->get<std::string>() : std::string{};
+  for (auto member : object) {
+    std::string_view key;
+    if (member.unescaped_key().get(key) != simdjson::SUCCESS)
+      return {};
+    if (key != field)
+      continue;
+    std::string_view value;
+    if (member.value().get_string().get(value) != simdjson::SUCCESS)
+      return {};
+    return std::string{value};
+  }
+  return {};
 }
 
 result<mcp_server_hello> read_initialize_result(std::string_view result_json) {
@@ -181,18 +197,6 @@ std::string answer_server_request(const jsonrpc_request& req) {
 
 namespace {
 
-/// RFC 9110 token characters.
-bool is_token(std::string_view name) {
-  if (name.empty())
-    return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    auto byte = static_cast<unsigned char>(c);
-    return (byte >= '0' && byte <= '9') || (byte >= 'a' && byte <= 'z')
-           || (byte >= 'A' && byte <= 'Z')
-           || std::string_view{"!#$%&'*+-.^_`|~"}.find(c) != std::string_view::npos;
-  });
-}
-
 std::string lowercase(std::string text) {
   for (auto& c : text)
     c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -215,7 +219,7 @@ result<std::vector<param_header>> param_headers_of(const json& input_schema) {
     auto mark = schema.find("x-mcp-header");
     if (mark == schema.end())
       continue;
-    if (!mark->is_string() || !is_token(mark->get_ref<const std::string&>()))
+    if (!mark->is_string() || !is_http_token(mark->get_ref<const std::string&>()))
       return status::error(errc::bad_json,
                            "x-mcp-header must be a non-empty HTTP token (RFC 9110)");
     auto type = schema.find("type");

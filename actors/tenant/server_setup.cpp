@@ -43,13 +43,6 @@ bool is_reserved_header(std::string_view name) {
   return std::find(std::begin(reserved), std::end(reserved), lower) != std::end(reserved);
 }
 
-bool is_token(std::string_view text) {
-  static constexpr std::string_view extra = "!#$%&'*+-.^_`|~";
-  return !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) {
-    return std::isalnum(c) != 0 || extra.find(static_cast<char>(c)) != std::string_view::npos;
-  });
-}
-
 bool is_header_value(std::string_view text) {
   return !text.empty() && text.size() <= max_header_value
          && std::all_of(text.begin(), text.end(),
@@ -63,7 +56,7 @@ result<http_header_list> read_headers(const json& obj) {
     return status::error(errc::out_of_range, "headers: at most 16");
   http_header_list out;
   for (const auto& [name, value] : obj.items()) {
-    if (name.size() > max_header_name || !is_token(name))
+    if (name.size() > max_header_name || !is_http_token(name))
       return status::error(errc::out_of_range, "headers: a name must be 1 to 64 token characters");
     if (is_reserved_header(name))
       return status::error(errc::out_of_range,
