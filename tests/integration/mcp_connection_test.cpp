@@ -5,8 +5,10 @@
 // `mcp` purpose, as Local Compose entries are in a node's config.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -21,6 +23,7 @@
 #include "actors/mcp/mcp_connection.hpp"
 #include "messages/error.hpp"
 #include "messages/register.hpp"
+#include "support/loopback_http.hpp"
 #include "support/node_peer.hpp"
 #include "transport/url_policy.hpp"
 
@@ -391,4 +394,64 @@ TEST_CASE("a Streamable HTTP record on a legacy-only server falls back to HTTP+S
   REQUIRE_MESSAGE(echoed.result, echoed.message);
   CHECK(first_text(*echoed.result) == "Echo: fallback");
   CHECK(health(self, conn)["transport"] == "sse");
+}
+
+// A scripted peer, since no real server keeps asking for input: it speaks
+// the 2026-07-28 revision (server/discover offers it) and answers every
+// tools/call with input_required and a new requestState.
+TEST_CASE("a server that keeps asking for input is answered at most mcp.max_input_rounds times") {
+  test::loopback_server peer;
+  std::atomic<int> calls{0};
+  std::mutex seen_mtx;
+  json last_call;
+  peer.svr.Post("/mcp", [&](const httplib::Request& req, httplib::Response& res) {
+    auto body = json::parse(req.body, nullptr, false);
+    if (!body.is_object() || !body.contains("id")) {
+      res.status = 202;
+      return;
+    }
+    json result = json::object();
+    auto method = body.value("method", "");
+    if (method == "server/discover") {
+      result = {{"supportedVersions", {"2026-07-28"}},
+                {"capabilities", {{"tools", json::object()}}}};
+    } else if (method == "tools/list") {
+      result = {{"tools", json::array()}};
+    } else if (method == "tools/call") {
+      int round = ++calls;
+      {
+        std::lock_guard<std::mutex> guard{seen_mtx};
+        last_call = body["params"];
+      }
+      result = {{"resultType", "input_required"},
+                {"inputRequests",
+                 {{"confirm",
+                   {{"method", "elicitation/create"},
+                    {"params",
+                     {{"message", "sure?"},
+                      {"requestedSchema",
+                       {{"type", "object"},
+                        {"properties", {{"ok", {{"type", "boolean"}, {"default", true}}}}}}}}}}}}},
+                {"requestState", "state-" + std::to_string(round)}};
+    }
+    res.set_content(json{{"jsonrpc", "2.0"}, {"id", body["id"]}, {"result", result}}.dump(),
+                    "application/json");
+  });
+  peer.start();
+  actor_env env;
+  mcp_config cfg;
+  cfg.max_input_rounds = 2;
+  auto conn = connect_to(env, peer.url("/mcp"), transport_kind::streamable_http, cfg);
+  caf::scoped_actor self{*env.sys};
+  auto asked = call_tool(self, conn, 1, "book", json{{"day", "mon"}});
+  CHECK_FALSE(asked.result);
+  CHECK(asked.code == errc::rejected);
+  CHECK(asked.message.find("mcp.max_input_rounds") != std::string::npos);
+  // The first call and two answered retries, no more.
+  CHECK(calls.load() == 3);
+  std::lock_guard<std::mutex> guard{seen_mtx};
+  CHECK(last_call["arguments"] == json{{"day", "mon"}});
+  CHECK(last_call["requestState"] == "state-2");
+  CHECK(last_call["inputResponses"]["confirm"]
+        == json{{"action", "accept"}, {"content", {{"ok", true}}}});
 }
