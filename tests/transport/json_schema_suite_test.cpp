@@ -50,6 +50,10 @@ std::optional<json> load_remote(const std::string& uri) {
 struct draft_outcome {
   size_t passed = 0;
   size_t total = 0;
+  /// Invalid results the collecting pass could not explain: it disagrees
+  /// with the boolean pass that found them invalid (validate then lists only
+  /// its fallback error).
+  std::vector<std::string> unexplained;
 };
 
 /// Runs every required file of one draft folder; failing tests go to `failures`.
@@ -68,15 +72,20 @@ draft_outcome run_draft(const std::string& draft_name, voxos::schema_draft draft
       auto compiled = voxos::compile_schema(group.at("schema"), draft, load_remote);
       for (const auto& test : group.at("tests")) {
         ++outcome.total;
-        bool passed =
-          compiled
-          && voxos::validate(*compiled, test.at("data")).is_valid() == test.at("valid").get<bool>();
+        auto name = draft_name + "/" + file.filename().string() + ": "
+                    + group.at("description").get<std::string>() + ": "
+                    + test.at("description").get<std::string>();
+        std::optional<voxos::validation_result> result;
+        if (compiled)
+          result = voxos::validate(*compiled, test.at("data"));
+        bool passed = result && result->is_valid() == test.at("valid").get<bool>();
         if (passed)
           ++outcome.passed;
         else
-          failures.push_back(draft_name + "/" + file.filename().string() + ": "
-                             + group.at("description").get<std::string>() + ": "
-                             + test.at("description").get<std::string>());
+          failures.push_back(name);
+        if (result && result->errors.size() == 1
+            && result->errors[0].constraint == "value does not match the schema")
+          outcome.unexplained.push_back(name);
       }
     }
   }
@@ -98,6 +107,8 @@ TEST_CASE("json schema suite: drafts 7 and 2020-12 fail only the listed tests") 
                               << (outcome.total ? 100.0 * outcome.passed / outcome.total : 0.0)
                               << "%)");
     CHECK(outcome.total > 0);
+    for (const auto& name_of_test : outcome.unexplained)
+      CHECK_MESSAGE(false, "the two validation passes disagree on: " << name_of_test);
   }
 
   if (std::getenv("VOXOS_WRITE_EXPECTED_FAILURES")) {

@@ -163,7 +163,7 @@ struct parsed_document {
 
 } // namespace
 
-TEST_CASE("schema validation of JSON text and of a parsed document agree with the nlohmann entry") {
+TEST_CASE("schema validation of JSON text and of a parsed document agree") {
   auto schema = compile_ok(tool_schema);
   const std::string valid = R"({"city": "rome", "days": 3, "units": "x"})";
   const std::string invalid = R"({"city": "rome", "days": 3.5, "extra": 1})";
@@ -179,16 +179,19 @@ TEST_CASE("schema validation of JSON text and of a parsed document agree with th
   CHECK(voxos::is_valid(loose_schema, doc.root));
   CHECK(validate(loose_schema, doc.root).is_valid());
 
+  // (The nlohmann entry is the text entry over the document's dump: comparing
+  // those would compare a path with itself; the parsed document is the other
+  // entry.)
   auto from_text = voxos::validate_json_text(schema, invalid, parser);
-  auto from_json = validate(schema, json::parse(invalid));
-  REQUIRE_FALSE(from_text.is_valid());
-  REQUIRE(from_text.errors.size() == from_json.errors.size());
-  for (size_t error_idx = 0; error_idx < from_text.errors.size(); ++error_idx) {
-    CHECK(from_text.errors[error_idx].instance_path == from_json.errors[error_idx].instance_path);
-    CHECK(from_text.errors[error_idx].schema_path == from_json.errors[error_idx].schema_path);
-    CHECK(from_text.errors[error_idx].constraint == from_json.errors[error_idx].constraint);
-  }
   parsed_document bad{invalid};
+  auto from_dom = validate(schema, bad.root);
+  REQUIRE_FALSE(from_text.is_valid());
+  REQUIRE(from_text.errors.size() == from_dom.errors.size());
+  for (size_t error_idx = 0; error_idx < from_text.errors.size(); ++error_idx) {
+    CHECK(from_text.errors[error_idx].instance_path == from_dom.errors[error_idx].instance_path);
+    CHECK(from_text.errors[error_idx].schema_path == from_dom.errors[error_idx].schema_path);
+    CHECK(from_text.errors[error_idx].constraint == from_dom.errors[error_idx].constraint);
+  }
   CHECK_FALSE(voxos::is_valid(schema, bad.root));
 }
 
