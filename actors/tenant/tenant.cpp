@@ -405,22 +405,33 @@ void fail_test(self_pointer self, const std::string& server_id, caf::error err,
       [promise, err](caf::error&) mutable { promise.deliver(std::move(err)); });
 }
 
+/// A new session with server `server_id` (its headers opened from the
+/// vault), replacing any the tenant had, and kept as the tenant's session.
+result<mcp_connection_actor> open_connection(self_pointer self, const std::string& server_id,
+                                             const mcp_server_record& rec) {
+  auto& st = self->state;
+  auto headers = open_headers(st, rec);
+  if (!headers)
+    return headers.error();
+  drop_connection(self, server_id);
+  auto conn = spawn_mcp_connection(
+    self->system(), mcp_endpoint{server_id, rec.transport, rec.url, std::move(*headers)},
+    st.services.urls, st.services.mcp, caf::actor_cast<caf::actor>(self));
+  (*st.connections)[server_id] = conn;
+  return conn;
+}
+
 caf::result<std::string> test_server(self_pointer self, const std::string& server_id) {
   auto& st = self->state;
   auto rec = st.cfg.state.servers.find(server_id);
   if (rec == st.cfg.state.servers.end())
     return refuse(self, status::error(errc::not_found, "no such server for this tenant"),
                   {{"op", "test_server"}, {"server_id", server_id}});
-  auto headers = open_headers(st, rec->second);
-  if (!headers)
-    return to_error(headers.error());
   // A test is a fresh session: whatever the old one knew may be stale.
-  drop_connection(self, server_id);
-  auto conn = spawn_mcp_connection(
-    self->system(),
-    mcp_endpoint{server_id, rec->second.transport, rec->second.url, std::move(*headers)},
-    st.services.urls, st.services.mcp, caf::actor_cast<caf::actor>(self));
-  (*st.connections)[server_id] = conn;
+  auto opened = open_connection(self, server_id, rec->second);
+  if (!opened)
+    return to_error(opened.error());
+  auto conn = *opened;
   auto promise = self->make_response_promise<std::string>();
   self
     ->request(conn, std::chrono::milliseconds{connection_test_ms}, list_atom::value,
@@ -445,15 +456,7 @@ result<mcp_connection_actor> connection_for(self_pointer self, const std::string
   auto rec = st.cfg.state.servers.find(server_id);
   if (rec == st.cfg.state.servers.end())
     return status::error(errc::not_found, "no such server for this tenant");
-  auto headers = open_headers(st, rec->second);
-  if (!headers)
-    return headers.error();
-  auto conn = spawn_mcp_connection(
-    self->system(),
-    mcp_endpoint{server_id, rec->second.transport, rec->second.url, std::move(*headers)},
-    st.services.urls, st.services.mcp, caf::actor_cast<caf::actor>(self));
-  conns[server_id] = conn;
-  return conn;
+  return open_connection(self, server_id, rec->second);
 }
 
 round_limits limits_of(const run_config& cfg) {
@@ -541,16 +544,24 @@ struct run_start {
   std::string instructions;
 };
 
+/// The refusal of another run when the tenant has run.max_live_runs.
+std::optional<caf::error> too_many_runs(const tenant_actor_state& st) {
+  if (st.live_runs->size() < st.services.run.max_live_runs)
+    return std::nullopt;
+  return make_error(errc::out_of_range, "this tenant has "
+                                          + std::to_string(st.services.run.max_live_runs)
+                                          + " live runs (run.max_live_runs); finish or cancel "
+                                            "one first");
+}
+
 /// Persists the run's snapshot (its stream's first event), audits the
 /// composition, then spawns the run actor and answers the host.
 void start_run(self_pointer self, run_start start, effective_policy snapshot,
                string_promise promise) {
   auto& st = self->state;
   // Checked again: a repair discovery may have let other runs start.
-  if (st.live_runs->size() >= st.services.run.max_live_runs) {
-    promise.deliver(make_error(errc::out_of_range,
-                               "this tenant has " + std::to_string(st.services.run.max_live_runs)
-                                 + " live runs (run.max_live_runs); finish or cancel one first"));
+  if (auto full = too_many_runs(st)) {
+    promise.deliver(std::move(*full));
     return;
   }
   const auto& ctx = start.ctx;
@@ -936,10 +947,8 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
                                 int64_t{st.services.run.location_max_age_s} * 1'000'000)
             .value_or("");
       }
-      if (st.live_runs->size() >= st.services.run.max_live_runs)
-        return make_error(errc::out_of_range,
-                          "this tenant has " + std::to_string(st.services.run.max_live_runs)
-                            + " live runs (run.max_live_runs); finish or cancel one first");
+      if (auto full = too_many_runs(st))
+        return std::move(*full);
       bool agent_known = std::any_of(st.cfg.state.agents.begin(), st.cfg.state.agents.end(),
                                      [&](const agent_record& a) { return a.agent_id == agent_id; });
       if (!agent_known)
