@@ -828,6 +828,20 @@ result<caf_tls_secret> read_passphrase_file(const std::string& path) {
   return result<caf_tls_secret>{std::move(out)};
 }
 
+/// Writes all of `data` to `fd`.
+bool write_all(int fd, const std::string& data) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    auto put = ::write(fd, data.data() + done, data.size() - done);
+    if (put < 0 && errno == EINTR)
+      continue;
+    if (put <= 0)
+      return false;
+    done += static_cast<std::size_t>(put);
+  }
+  return true;
+}
+
 /// A sealed in-memory copy of `bytes` (memfd, close-on-exec, no further
 /// writes), its descriptor added to `fds`; answers the path that opens it,
 /// or nullopt when the kernel offers no memfd.
@@ -836,14 +850,9 @@ std::optional<std::string> pin_copy(const std::string& bytes, const char* name,
   int fd = ::memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0)
     return std::nullopt;
-  std::size_t written = 0;
-  while (written < bytes.size()) {
-    auto n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n <= 0) {
-      ::close(fd);
-      return std::nullopt;
-    }
-    written += static_cast<std::size_t>(n);
+  if (!write_all(fd, bytes)) {
+    ::close(fd);
+    return std::nullopt;
   }
   ::fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL);
   fds.push_back(fd);
@@ -1071,20 +1080,6 @@ status random_bytes(unsigned char* out, std::size_t size) {
   if (RAND_bytes(out, static_cast<int>(size)) != 1)
     return status::error(errc::internal, "the random generator failed");
   return status::ok();
-}
-
-/// Writes all of `data` to `fd`.
-bool write_all(int fd, const std::string& data) {
-  std::size_t done = 0;
-  while (done < data.size()) {
-    auto put = ::write(fd, data.data() + done, data.size() - done);
-    if (put < 0 && errno == EINTR)
-      continue;
-    if (put <= 0)
-      return false;
-    done += static_cast<std::size_t>(put);
-  }
-  return true;
 }
 
 /// The text of a fresh secrets file, or an error if the random generator fails.
