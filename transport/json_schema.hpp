@@ -9,7 +9,11 @@
 // Validation runs in two passes: a boolean pass that allocates nothing (for
 // schemas without `propertyNames` or `unevaluated*` over more than 128
 // members) and stops at the first failure; only when it fails, a second pass
-// lists every violated constraint with its paths. Compilation does the rest:
+// lists every violated constraint with its paths. Both passes take a short
+// way through plain object and array nodes (no in-place applicator), and the
+// texts an error names (schema location, constraint) are written when the
+// schema is compiled: an error copies only its instance path. Compilation
+// does the rest:
 // property names in a lookup table, `required` as a bitmask, evaluated
 // properties and items tracked only under `unevaluated*`, simple regular
 // expressions (anchored sequences of characters, classes and quantifiers)
@@ -76,20 +80,27 @@ public:
       : store_(std::move(store)), root_(root) {}
 
   const detail::schema_node& root() const noexcept { return *root_; }
+  /// Owner of the texts errors view (see validation_result).
+  std::shared_ptr<const void> texts() const noexcept { return store_; }
 
 private:
   std::shared_ptr<const detail::schema_store> store_;
   const detail::schema_node* root_;
 };
 
+/// One violated constraint. The schema location and constraint are written
+/// when the schema is compiled and viewed here: they stay valid as long as
+/// the validation_result they came in (which keeps them alive), so copy them
+/// to keep them longer.
 struct schema_error {
-  std::string instance_path; ///< JSON pointer into the instance, "" for the root
-  std::string schema_path;   ///< JSON pointer to the failing keyword in its schema document
-  std::string constraint;    ///< e.g. "required property 'x' is missing"
+  std::string instance_path;    ///< JSON pointer into the instance, "" for the root
+  std::string_view schema_path; ///< JSON pointer to the failing keyword in its schema document
+  std::string_view constraint;  ///< e.g. "required property 'x' is missing"
 };
 
 struct validation_result {
   std::vector<schema_error> errors;
+  std::shared_ptr<const void> texts; ///< keeps the errors' views valid
   bool is_valid() const noexcept { return errors.empty(); }
 };
 

@@ -25,7 +25,12 @@ voxos::compiled_schema compile_ok(const json& schema,
 std::string all_text(const voxos::validation_result& result) {
   std::string text;
   for (const auto& error : result.errors)
-    text += error.instance_path + " | " + error.schema_path + " | " + error.constraint + "\n";
+    text.append(error.instance_path)
+      .append(" | ")
+      .append(error.schema_path)
+      .append(" | ")
+      .append(error.constraint)
+      .append("\n");
   return text;
 }
 
@@ -197,7 +202,7 @@ TEST_CASE("schema validation of JSON text and of a parsed document agree") {
 
 TEST_CASE("schema validation of text that is not JSON names the parse failure, never the text") {
   auto schema = compile_ok(tool_schema);
-  for (const std::string text :
+  for (const std::string& text :
        {std::string(R"({"city": "secret-value-123")"), std::string("secret-value-123"),
         std::string(""), std::string(R"({"city": "secret-value-123"} trailing)")}) {
     auto result = voxos::validate_json_text(schema, text);
@@ -366,4 +371,31 @@ TEST_CASE("a minLength too large to multiply still refuses a short string, in bo
   auto result = validate(schema, json("abc"));
   REQUIRE(result.errors.size() == 1);
   CHECK(result.errors[0].schema_path == "/minLength");
+}
+
+TEST_CASE("schema errors stay readable after the compiled schema that wrote them is gone") {
+  voxos::validation_result result;
+  {
+    auto schema = compile_ok(json::parse(R"({
+      "type": "object",
+      "properties": {"when": {"type": "string"},
+                     "dates": {"type": "array", "items": {"type": "string", "minLength": 10}}},
+      "required": ["when", "where"],
+      "dependentRequired": {"when": ["zone"]},
+      "additionalProperties": false
+    })"));
+    result = voxos::validate_json_text(schema, R"({"when": 1, "dates": ["2026"], "x": 0})");
+  } // the schema's store is released here unless the result keeps it
+  std::vector<std::string> listed;
+  for (const auto& error : result.errors)
+    listed.push_back(error.instance_path + " " + std::string(error.schema_path) + " "
+                     + std::string(error.constraint));
+  // members in order, then required, then dependentRequired, as `check` lists them
+  CHECK(listed
+        == std::vector<std::string>{
+          "/when /properties/when/type expected type string",
+          "/dates/0 /properties/dates/items/minLength string is shorter than 10 characters",
+          "/x /additionalProperties additional property is not allowed",
+          " /required required property 'where' is missing",
+          " /dependentRequired/when property 'zone' is required when 'when' is present"});
 }
