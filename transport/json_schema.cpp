@@ -1978,24 +1978,26 @@ template <bool Collect>
   uint64_t present = 0;
   bool valid = true;
   for (auto field : object) {
-    const schema_node* sub = node.unmatched_members;
+    const schema_node* sub = nullptr;
     int entry = node.names.find(field.key);
     if (entry >= 0) {
       const auto& found = node.names[static_cast<size_t>(entry)];
       present |= found.bit;
-      if (found.sub)
-        sub = found.sub;
+      sub = found.sub;
     }
-    if (!sub)
+    bool declared = sub != nullptr;
+    if (!declared && !(sub = node.unmatched_members))
       continue;
     if constexpr (Collect) {
       path_link where{at, field.key, 0, true};
       bool ok;
-      if (sub == node.unmatched_members && sub->is_boolean) {
+      if (!declared && sub->is_boolean) { // additionalProperties: true or false
         ok = sub->boolean_value;
-        const auto& text = node.text(failing::additional_properties);
-        if (!ok && !list_error(ctx, text.schema_path, text.constraint, &where))
-          return false;
+        if (!ok) {
+          const auto& text = node.text(failing::additional_properties);
+          if (!list_error(ctx, text.schema_path, text.constraint, &where))
+            return false;
+        }
       } else {
         ok = descend<true>(ctx, *sub, field.value, &where, depth + 1);
         if (!ok && ctx.errors->size() >= ctx.max_errors)
