@@ -2004,6 +2004,9 @@ template <bool Collect>
           return false;
       }
       valid = valid && ok;
+    } else if (sub->is_leaf && depth < max_validation_depth) {
+      if (!leaf_valid(*sub, field.value))
+        return false;
     } else if (!descend<false>(ctx, *sub, field.value, nullptr, depth + 1)) {
       return false;
     }
