@@ -164,6 +164,20 @@ void record(self_pointer self, std::string stream, std::string type, std::string
 
 void run_next_wave(self_pointer self);
 
+/// Ends a run whose decisions or activity the store refused: the round
+/// still open (possibly one that started after the refused record was
+/// queued) and a cancel waiting for it fail with storage_failure; nothing
+/// is left unanswered.
+void end_unrecorded(self_pointer self, const char* why) {
+  auto& st = self->state;
+  if (st.round && st.round_promise.pending())
+    st.round_promise.deliver(
+      make_error(errc::storage_failure, "the run could not record its tool round"));
+  if (st.cancel_promise && st.cancel_promise->pending())
+    st.cancel_promise->deliver(make_error(errc::storage_failure, why));
+  self->quit(make_error(errc::storage_failure, why));
+}
+
 /// Ends a cancellation: records it, answers the canceller, ends the run.
 void finish_cancel(self_pointer self) {
   auto& st = self->state;
@@ -181,7 +195,8 @@ void finish_cancel(self_pointer self) {
 }
 
 /// Records the settled round's activity on the run's stream; a run that
-/// cannot record it ends (its next request fails).
+/// cannot record it ends (its next request fails, and so does a round that
+/// started before the refusal came back).
 void record_activity(self_pointer self, const tool_round& round) {
   auto& st = self->state;
   // {"round":N,"calls":[{"call_id","name","status","reason","us"[,"server_id","tool"]}]},
@@ -210,7 +225,7 @@ void record_activity(self_pointer self, const tool_round& round) {
   record(self, run_stream(st), "tools.round", std::move(activity), wait::not_awaited,
          [self](bool ok) {
            if (!ok)
-             self->quit(make_error(errc::storage_failure, "the run cannot record its activity"));
+             end_unrecorded(self, "the run cannot record its activity");
          });
 }
 
@@ -375,12 +390,8 @@ caf::result<std::vector<tool_output>> start_round(self_pointer self, std::vector
   run_next_wave(self);
   record(self, audit_stream, "calls.decided", std::move(decided), wait::not_awaited,
          [self](bool ok) {
-           if (ok)
-             return;
-           if (self->state.round)
-             self->state.round_promise.deliver(
-               make_error(errc::storage_failure, "the run could not record its tool round"));
-           self->quit(make_error(errc::storage_failure, "the run cannot record its decisions"));
+           if (!ok)
+             end_unrecorded(self, "the run cannot record its decisions");
          });
   return st.round_promise;
 }
