@@ -21,13 +21,6 @@ constexpr milliseconds max_read_timeout{10 * 60'000};
 constexpr milliseconds max_total_deadline{24 * 3600'000};
 constexpr std::size_t max_body_limit = std::size_t{1} << 30;
 
-std::string lowercase(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  return out;
-}
-
 /// The Host header for the origin: IPv6 literals in brackets, the port
 /// unless it is the scheme's default.
 std::string host_header(const parsed_url& url) {
@@ -50,6 +43,13 @@ enum class stop_reason : uint8_t { none, redirect, too_large, deadline, cancelle
 
 } // namespace
 
+std::string header_name_key(std::string_view name) {
+  std::string out(name);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return out;
+}
+
 bool is_http_token(std::string_view text) {
   static constexpr std::string_view extra = "!#$%&'*+-.^_`|~";
   return !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) {
@@ -58,7 +58,7 @@ bool is_http_token(std::string_view text) {
 }
 
 std::string http_response::header(std::string_view name) const {
-  auto found = headers.find(lowercase(name));
+  auto found = headers.find(header_name_key(name));
   return found == headers.end() ? std::string{} : found->second;
 }
 
@@ -226,7 +226,7 @@ result<http_response> http_client::send(const std::string& method, const std::st
         http_response out;
         out.status = res.status;
         for (const auto& [name, value] : res.headers) {
-          out.headers.emplace(lowercase(name), value);
+          out.headers.emplace(header_name_key(name), value);
         }
         return out;
       }

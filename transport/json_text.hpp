@@ -3,7 +3,6 @@
 // output string. Everything else builds JSON with nlohmann.
 #pragma once
 
-#include <cstdint>
 #include <string>
 #include <string_view>
 

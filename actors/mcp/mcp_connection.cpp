@@ -737,6 +737,27 @@ void send_request(self_pointer self, pending_request& req) {
     complete(self, req.serial, body.error());
     return;
   }
+  // The stateless revision's headers: the method, the tool's Mcp-Param-*
+  // headers (x-mcp-header), the name.
+  http_header_list stateless_headers;
+  if (modern) {
+    stateless_headers.emplace_back("Mcp-Method", req.method);
+    if (auto name = stateless_name(req.method, req.params); !name.empty()) {
+      if (auto marks = st.param_headers.find(name);
+          req.method == "tools/call" && marks != st.param_headers.end()) {
+        auto params = json::parse(req.params, nullptr, false);
+        auto values = param_header_values(
+          marks->second, params.is_object() ? params.value("arguments", json{}) : json{});
+        if (!values) {
+          complete(self, req.serial, values.error());
+          return;
+        }
+        for (auto& header : *values)
+          stateless_headers.push_back(std::move(header));
+      }
+      stateless_headers.emplace_back("Mcp-Name", std::move(name));
+    }
+  }
   req.id = id;
   st.by_id.emplace(id, req.serial);
   // A free worker, or a new one while under the limit (dispatch checked).
@@ -760,26 +781,8 @@ void send_request(self_pointer self, pending_request& req) {
     job->headers.protocol_version.clear();
   if (modern) {
     job->headers.protocol_version = std::string{stateless_protocol_version};
-    job->headers.extra.emplace_back("Mcp-Method", req.method);
-    if (auto name = stateless_name(req.method, req.params); !name.empty()) {
-      if (auto marks = st.param_headers.find(name);
-          req.method == "tools/call" && marks != st.param_headers.end()) {
-        auto params = json::parse(req.params, nullptr, false);
-        auto values = param_header_values(
-          marks->second, params.is_object() ? params.value("arguments", json{}) : json{});
-        if (!values) {
-          // Nothing was sent: the worker and the id go back unused.
-          slot.busy = false;
-          st.by_id.erase(id);
-          req.id.reset();
-          complete(self, req.serial, values.error());
-          return;
-        }
-        for (auto& header : *values)
-          job->headers.extra.push_back(std::move(header));
-      }
-      job->headers.extra.emplace_back("Mcp-Name", std::move(name));
-    }
+    for (auto& header : stateless_headers)
+      job->headers.extra.push_back(std::move(header));
   }
   job->body = std::move(*body);
   job->id = id;

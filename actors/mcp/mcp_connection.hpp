@@ -95,7 +95,7 @@ struct mcp_endpoint {
   /// "2026-07-28": the stateless revision from the first request, no probe.
   /// An older revision (e.g. "2025-11-25"): the initialize handshake, no
   /// probe. (The legacy HTTP+SSE transport always has the handshake.)
-  std::string protocol_version;
+  std::string protocol_version{}; // (defaulted: endpoints may leave it out)
 };
 
 using mcp_connection_actor = caf::typed_actor<

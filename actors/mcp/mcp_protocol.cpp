@@ -1,7 +1,6 @@
 #include "actors/mcp/mcp_protocol.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 #include <nlohmann/json.hpp>
 #include <simdjson.h>
@@ -195,16 +194,6 @@ std::string answer_server_request(const jsonrpc_request& req) {
   return error_answer(req.id, -32601, "Method not found");
 }
 
-namespace {
-
-std::string lowercase(std::string text) {
-  for (auto& c : text)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
-} // namespace
-
 result<std::vector<param_header>> param_headers_of(const json& input_schema) {
   std::vector<param_header> out;
   if (!input_schema.is_object())
@@ -226,7 +215,7 @@ result<std::vector<param_header>> param_headers_of(const json& input_schema) {
     if (type == schema.end() || (*type != "string" && *type != "integer" && *type != "boolean"))
       return status::error(errc::bad_json,
                            "x-mcp-header may only mark a string, integer or boolean property");
-    auto folded = lowercase(mark->get<std::string>());
+    auto folded = header_name_key(mark->get_ref<const std::string&>());
     if (std::find(seen.begin(), seen.end(), folded) != seen.end())
       return status::error(errc::bad_json, "x-mcp-header names must be unique in a tool");
     seen.push_back(std::move(folded));

@@ -415,8 +415,7 @@ result<mcp_connection_actor> open_connection(self_pointer self, const std::strin
     return headers.error();
   drop_connection(self, server_id);
   auto conn = spawn_mcp_connection(
-    self->system(),
-    mcp_endpoint{server_id, rec.transport, rec.url, std::move(*headers), /*negotiated*/ {}},
+    self->system(), mcp_endpoint{server_id, rec.transport, rec.url, std::move(*headers)},
     st.services.urls, st.services.mcp, caf::actor_cast<caf::actor>(self));
   (*st.connections)[server_id] = conn;
   return conn;

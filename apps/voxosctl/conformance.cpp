@@ -100,7 +100,7 @@ int run_conformance_client(const std::string& url) {
   // Unnamed, or with VOXOS_CONFORMANCE_NEGOTIATE set, the connection learns
   // the server's era as the node's own connections do (the server/discover
   // probe, then the handshake if the server has no stateless revision).
-  mcp_endpoint endpoint{"conformance", transport_kind::streamable_http, url, {}, {}};
+  mcp_endpoint endpoint{"conformance", transport_kind::streamable_http, url, {}};
   if (const char* version = std::getenv("MCP_CONFORMANCE_PROTOCOL_VERSION");
       version != nullptr && std::getenv("VOXOS_CONFORMANCE_NEGOTIATE") == nullptr
       && (std::string_view{version} == stateless_protocol_version
