@@ -1,13 +1,25 @@
 #include "transport/http_client.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <csignal>
+#include <cstring>
 #include <exception>
 #include <optional>
 #include <system_error>
-
-#include <httplib.h>
 
 namespace voxos {
 
@@ -20,6 +32,13 @@ constexpr milliseconds max_connect_timeout{60'000};
 constexpr milliseconds max_read_timeout{10 * 60'000};
 constexpr milliseconds max_total_deadline{24 * 3600'000};
 constexpr std::size_t max_body_limit = std::size_t{1} << 30;
+/// A response head (status line and fields) and its field count.
+constexpr std::size_t max_head_bytes = 64 * 1024;
+constexpr std::size_t max_head_fields = 256;
+/// A chunk-size line, extensions included.
+constexpr std::size_t max_chunk_line = 1024;
+/// Bytes asked of the socket per read.
+constexpr std::size_t read_block = 16 * 1024;
 
 /// The Host header for the origin: IPv6 literals in brackets, the port
 /// unless it is the scheme's default.
@@ -32,16 +51,107 @@ std::string host_header(const parsed_url& url) {
   return host;
 }
 
-/// Splits a positive duration into httplib's (seconds, microseconds).
-std::pair<time_t, time_t> split(milliseconds duration) {
-  const auto ms = std::max<int64_t>(duration.count(), 1);
-  return {static_cast<time_t>(ms / 1000), static_cast<time_t>((ms % 1000) * 1000)};
+bool iequals(std::string_view lhs, std::string_view rhs) {
+  return lhs.size() == rhs.size()
+         && std::equal(lhs.begin(), lhs.end(), rhs.begin(), [](unsigned char a, unsigned char b) {
+              return std::tolower(a) == std::tolower(b);
+            });
 }
 
-/// Why the request was stopped from our side (receiver or response handler).
-enum class stop_reason : uint8_t { none, redirect, too_large, deadline, cancelled };
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t'))
+    text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t'))
+    text.remove_suffix(1);
+  return text;
+}
+
+/// Whether `text` may be sent as a field value: no CR, LF or NUL.
+bool is_field_value(std::string_view text) {
+  return text.find_first_of(std::string_view{"\r\n\0", 3}) == std::string_view::npos;
+}
+
+/// One line of `buf` from `pos`: its text without CR LF (or a bare LF), and
+/// where the next one starts; nullopt while the line is incomplete.
+std::optional<std::pair<std::string_view, std::size_t>> next_line(std::string_view buf,
+                                                                  std::size_t pos) {
+  auto end = buf.find('\n', pos);
+  if (end == std::string_view::npos)
+    return std::nullopt;
+  auto line = buf.substr(pos, end - pos);
+  if (!line.empty() && line.back() == '\r')
+    line.remove_suffix(1);
+  return std::pair{line, end + 1};
+}
+
+/// The status line "HTTP/1.x NNN reason": the status and the minor version.
+std::optional<std::pair<int, int>> parse_status_line(std::string_view line) {
+  if (line.size() < 12 || line.substr(0, 7) != "HTTP/1." || line[8] != ' ')
+    return std::nullopt;
+  if (line[7] != '0' && line[7] != '1')
+    return std::nullopt;
+  int code = 0;
+  auto digits = line.substr(9, 3);
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + 3, code);
+  if (ec != std::errc{} || end != digits.data() + 3 || code < 100 || code > 599)
+    return std::nullopt;
+  if (line.size() > 12 && line[12] != ' ')
+    return std::nullopt;
+  return std::pair{code, line[7] - '0'};
+}
+
+/// How the body is delimited.
+enum class framing : uint8_t { none, length, chunked, until_close };
+
+/// Ignores SIGPIPE once per process: OpenSSL writes to its socket with
+/// write(2), which would raise it when a server has gone (plain sockets use
+/// MSG_NOSIGNAL). The daemon ignores it too.
+void ignore_sigpipe() {
+  static std::once_flag once;
+  std::call_once(once, [] { std::signal(SIGPIPE, SIG_IGN); });
+}
 
 } // namespace
+
+struct http_client::tls_context {
+  SSL_CTX* ctx = nullptr;
+  ~tls_context() {
+    if (ctx != nullptr)
+      SSL_CTX_free(ctx);
+  }
+};
+
+struct http_client::wire {
+  http_client* owner = nullptr;
+  int fd = -1;
+  SSL* ssl = nullptr;
+  std::string buf;     ///< bytes read and not yet used, from `pos`
+  std::size_t pos = 0; ///< the first unused byte of `buf`
+
+  std::string_view unread() const { return std::string_view{buf}.substr(pos); }
+  void consume(std::size_t count) {
+    pos += count;
+    if (pos == buf.size()) {
+      buf.clear();
+      pos = 0;
+    }
+  }
+
+  ~wire() {
+    if (ssl != nullptr)
+      SSL_free(ssl);
+    if (fd >= 0) {
+      owner->forget_socket(fd);
+      ::close(fd);
+    }
+  }
+};
+
+struct http_client::timing {
+  clock_type::time_point deadline;
+  milliseconds idle;     ///< the inactivity limit of one wait
+  const char* idle_what; ///< what an idle timeout is called
+};
 
 std::string header_name_key(std::string_view name) {
   std::string out(name);
@@ -79,36 +189,49 @@ result<std::unique_ptr<http_client>> http_client::create(const url_policy& polic
   if (opts.max_body_bytes == 0 || opts.max_body_bytes > max_body_limit) {
     return status::error(errc::out_of_range, "max_body_bytes: expected 1 byte to 1 GiB");
   }
+  if (addrs.empty()) {
+    return status::error(errc::unavailable, "no address to connect to");
+  }
   // The addresses connected to are the addresses checked.
   if (auto verdict = policy.check_resolved(url, addrs); !verdict.is_ok()) {
     return verdict;
   }
+  ignore_sigpipe();
+  std::unique_ptr<http_client> client;
   try {
-    return std::unique_ptr<http_client>(new http_client(url, std::move(addrs), opts));
+    client.reset(new http_client(url, std::move(addrs), opts));
   } catch (const std::exception&) {
     return status::error(errc::internal, "http client could not be created");
   }
+  if (url.url.scheme == "https") {
+    client->tls_ = std::make_unique<tls_context>();
+    auto* ctx = SSL_CTX_new(TLS_client_method());
+    if (ctx == nullptr)
+      return status::error(errc::internal, "tls context could not be created");
+    client->tls_->ctx = ctx;
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+    // A server closing without close_notify ends the stream; the body's
+    // framing (length or chunks) still tells a cut answer from a whole one.
+    SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+    const bool loaded = opts.ca_file.empty()
+                          ? SSL_CTX_set_default_verify_paths(ctx) == 1
+                          : SSL_CTX_load_verify_locations(ctx, opts.ca_file.c_str(), nullptr) == 1;
+    ERR_clear_error();
+    if (!loaded)
+      return status::error(errc::out_of_range, "ca_file: not a readable PEM file of certificates");
+  }
+  return client;
 }
 
 http_client::http_client(const checked_url& url, std::vector<ip_address> addrs, options opts)
-    : opts_(opts), host_(url.url.host) {
-  for (const auto& addr : addrs) {
-    addrs_.push_back(addr.to_string());
-  }
-  if (url.url.scheme == "https") {
-    auto tls = std::make_unique<httplib::SSLClient>(host_, url.url.port);
-    tls->enable_server_certificate_verification(true);
-    client_ = std::move(tls);
-  } else {
-    client_ = std::make_unique<httplib::ClientImpl>(host_, url.url.port);
-  }
-  client_->set_tcp_nodelay(opts_.tcp_nodelay);
-  client_->set_keep_alive(opts_.keep_alive);
-  client_->set_follow_location(false);
-  client_->set_default_headers({{"Host", host_header(url.url)}});
-}
+    : opts_(std::move(opts)), host_(url.url.host), host_header_(host_header(url.url)),
+      host_is_ip_(url.url.kind != parsed_url::host_kind::name), port_(url.url.port),
+      addrs_(std::move(addrs)) {}
 
-http_client::~http_client() = default;
+http_client::~http_client() {
+  idle_.reset();
+}
 
 void http_client::set_read_timeout(milliseconds limit) {
   opts_.read_timeout = std::clamp(limit, milliseconds{1}, max_read_timeout);
@@ -116,8 +239,462 @@ void http_client::set_read_timeout(milliseconds limit) {
 
 void http_client::cancel() {
   cancelled_.store(true);
-  // Shuts the socket of a request in flight down, so a blocked read returns.
-  client_->stop();
+  // Shuts the socket in use down, so a blocked wait returns at once.
+  std::lock_guard<std::mutex> guard{socket_mtx_};
+  if (socket_ >= 0)
+    ::shutdown(socket_, SHUT_RDWR);
+}
+
+void http_client::forget_socket(int fd) {
+  std::lock_guard<std::mutex> guard{socket_mtx_};
+  if (socket_ == fd)
+    socket_ = -1;
+}
+
+status http_client::io_failure(std::string what) const {
+  if (cancelled_.load())
+    return status::error(errc::unavailable, "cancelled");
+  return status::error(errc::unavailable, "http request failed: " + what);
+}
+
+status http_client::wait_io(wire& conn, short events, const timing& limits) {
+  for (;;) {
+    if (cancelled_.load())
+      return status::error(errc::unavailable, "cancelled");
+    const auto now = clock_type::now();
+    if (now >= limits.deadline)
+      return status::error(errc::unavailable, "deadline exceeded");
+    const auto left = std::chrono::ceil<milliseconds>(limits.deadline - now);
+    const bool by_deadline = left <= limits.idle;
+    pollfd polled{conn.fd, events, 0};
+    const int ready =
+      ::poll(&polled, 1, static_cast<int>((by_deadline ? left : limits.idle).count()));
+    if (ready > 0)
+      return status::ok(); // readiness, a hang-up or an error: the next call tells
+    if (ready == 0) {
+      if (by_deadline)
+        continue; // the deadline check above ends it
+      return io_failure(limits.idle_what);
+    }
+    if (errno != EINTR)
+      return io_failure("poll failed");
+  }
+}
+
+result<std::unique_ptr<http_client::wire>> http_client::connect_one(const ip_address& addr,
+                                                                    const timing& limits) {
+  sockaddr_storage storage{};
+  socklen_t length = 0;
+  if (addr.kind == ip_address::family::v4) {
+    auto* sin = reinterpret_cast<sockaddr_in*>(&storage);
+    sin->sin_family = AF_INET;
+    sin->sin_port = htons(port_);
+    std::memcpy(&sin->sin_addr, addr.bytes.data(), 4);
+    length = sizeof(sockaddr_in);
+  } else {
+    auto* sin6 = reinterpret_cast<sockaddr_in6*>(&storage);
+    sin6->sin6_family = AF_INET6;
+    sin6->sin6_port = htons(port_);
+    std::memcpy(&sin6->sin6_addr, addr.bytes.data(), 16);
+    length = sizeof(sockaddr_in6);
+  }
+  const int fd = ::socket(storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return io_failure("no socket: " + std::generic_category().message(errno));
+  auto conn = std::make_unique<wire>();
+  conn->owner = this;
+  conn->fd = fd;
+  {
+    std::lock_guard<std::mutex> guard{socket_mtx_};
+    socket_ = fd;
+  }
+  if (cancelled_.load()) // a cancel() that came before socket_ was set
+    return status::error(errc::unavailable, "cancelled");
+  if (opts_.tcp_nodelay) {
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
+  // Connect, within the connect timeout (and the deadline).
+  timing connecting{std::min(limits.deadline, clock_type::now() + opts_.connect_timeout),
+                    opts_.connect_timeout, "connect timed out"};
+  auto connect_status = [&](status waited) -> status {
+    // The connect timeout cut short is still a connect timeout, unless the
+    // whole deadline is what ran out.
+    if (waited.is_ok() || waited.message() != "deadline exceeded")
+      return waited;
+    if (clock_type::now() >= limits.deadline)
+      return waited;
+    return io_failure("connect timed out");
+  };
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&storage), length) != 0) {
+    if (errno != EINPROGRESS)
+      return io_failure("could not connect: " + std::generic_category().message(errno));
+    if (auto waited = connect_status(wait_io(*conn, POLLOUT, connecting)); !waited.is_ok())
+      return waited;
+    int error = 0;
+    socklen_t error_length = sizeof error;
+    if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &error_length) != 0)
+      error = errno;
+    if (error != 0)
+      return io_failure("could not connect: " + std::generic_category().message(error));
+  }
+  if (!tls_)
+    return conn;
+  // TLS: SNI and the certificate's name are the URL's host.
+  conn->ssl = SSL_new(tls_->ctx);
+  if (conn->ssl == nullptr || SSL_set_fd(conn->ssl, fd) != 1)
+    return status::error(errc::internal, "tls session could not be created");
+  SSL_set_mode(conn->ssl, SSL_MODE_ENABLE_PARTIAL_WRITE);
+  if (host_is_ip_) {
+    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(conn->ssl), host_.c_str());
+  } else {
+    SSL_set_tlsext_host_name(conn->ssl, host_.c_str());
+    SSL_set1_host(conn->ssl, host_.c_str());
+  }
+  for (;;) {
+    ERR_clear_error();
+    const int done = SSL_connect(conn->ssl);
+    if (done == 1)
+      return conn;
+    const int why = SSL_get_error(conn->ssl, done);
+    if (why == SSL_ERROR_WANT_READ || why == SSL_ERROR_WANT_WRITE) {
+      auto waited =
+        connect_status(wait_io(*conn, why == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, connecting));
+      if (!waited.is_ok())
+        return waited;
+      continue;
+    }
+    const long verified = SSL_get_verify_result(conn->ssl);
+    ERR_clear_error();
+    if (verified != X509_V_OK)
+      return io_failure(std::string{"tls certificate verification failed ("}
+                        + X509_verify_cert_error_string(verified) + ")");
+    return io_failure("tls handshake failed");
+  }
+}
+
+result<std::unique_ptr<http_client::wire>> http_client::connect_any(const timing& limits) {
+  status last = io_failure("could not connect");
+  for (std::size_t attempt = 0; attempt < addrs_.size(); ++attempt) {
+    const std::size_t index = (next_addr_ + attempt) % addrs_.size();
+    auto conn = connect_one(addrs_[index], limits);
+    if (conn) {
+      next_addr_ = index;
+      return conn;
+    }
+    last = conn.error();
+    // Only a TCP connect that failed sent nothing and may try elsewhere.
+    if (last.message().rfind("http request failed: co", 0) != 0)
+      return last;
+  }
+  return last;
+}
+
+status http_client::write_all(wire& conn, std::string_view data, const timing& limits) {
+  while (!data.empty()) {
+    if (conn.ssl != nullptr) {
+      ERR_clear_error();
+      const int wrote = SSL_write(conn.ssl, data.data(),
+                                  static_cast<int>(std::min<std::size_t>(data.size(), 1 << 30)));
+      if (wrote > 0) {
+        data.remove_prefix(static_cast<std::size_t>(wrote));
+        continue;
+      }
+      const int why = SSL_get_error(conn.ssl, wrote);
+      ERR_clear_error();
+      if (why == SSL_ERROR_WANT_READ || why == SSL_ERROR_WANT_WRITE) {
+        if (auto waited = wait_io(conn, why == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, limits);
+            !waited.is_ok())
+          return waited;
+        continue;
+      }
+      return io_failure("tls write failed");
+    }
+    const ssize_t wrote = ::send(conn.fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (wrote > 0) {
+      data.remove_prefix(static_cast<std::size_t>(wrote));
+      continue;
+    }
+    if (wrote < 0 && errno == EINTR)
+      continue;
+    if (wrote < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (auto waited = wait_io(conn, POLLOUT, limits); !waited.is_ok())
+        return waited;
+      continue;
+    }
+    return io_failure("write failed: " + std::generic_category().message(errno));
+  }
+  return status::ok();
+}
+
+result<std::size_t> http_client::read_some(wire& conn, char* out, std::size_t capacity,
+                                           const timing& limits) {
+  for (;;) {
+    if (conn.ssl != nullptr) {
+      ERR_clear_error();
+      const int got =
+        SSL_read(conn.ssl, out, static_cast<int>(std::min<std::size_t>(capacity, 1 << 30)));
+      if (got > 0)
+        return static_cast<std::size_t>(got);
+      const int why = SSL_get_error(conn.ssl, got);
+      ERR_clear_error();
+      if (why == SSL_ERROR_ZERO_RETURN)
+        return std::size_t{0};
+      if (why == SSL_ERROR_WANT_READ || why == SSL_ERROR_WANT_WRITE) {
+        if (auto waited = wait_io(conn, why == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, limits);
+            !waited.is_ok())
+          return waited;
+        continue;
+      }
+      if (why == SSL_ERROR_SYSCALL && errno == 0)
+        return std::size_t{0};
+      return io_failure("tls read failed");
+    }
+    const ssize_t got = ::recv(conn.fd, out, capacity, 0);
+    if (got >= 0)
+      return static_cast<std::size_t>(got);
+    if (errno == EINTR)
+      continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      if (auto waited = wait_io(conn, POLLIN, limits); !waited.is_ok())
+        return waited;
+      continue;
+    }
+    return io_failure("read failed: " + std::generic_category().message(errno));
+  }
+}
+
+/// Reads more bytes into the connection's buffer: false at the end of the
+/// stream.
+result<bool> http_client::fill(wire& conn, const timing& limits) {
+  if (conn.pos > 0 && conn.pos >= conn.buf.size() / 2) {
+    conn.buf.erase(0, conn.pos);
+    conn.pos = 0;
+  }
+  const std::size_t had = conn.buf.size();
+  conn.buf.resize(had + read_block);
+  auto got = read_some(conn, conn.buf.data() + had, read_block, limits);
+  conn.buf.resize(had + (got ? *got : 0));
+  if (!got)
+    return got.error();
+  return *got > 0;
+}
+
+result<http_response> http_client::read_response(std::unique_ptr<wire>& conn, const timing& limits,
+                                                 const chunk_handler& on_chunk) {
+  // The head, after any interim (1xx) answers.
+  http_response out;
+  int minor_version = 1;
+  for (;;) {
+    std::size_t head_end = 0;
+    for (;;) {
+      auto text = conn->unread();
+      // A head ends at its first empty line.
+      std::size_t at = 0;
+      bool complete = false;
+      while (auto line = next_line(text, at)) {
+        at = line->second;
+        if (line->first.empty()) {
+          complete = true;
+          break;
+        }
+      }
+      if (complete) {
+        head_end = at;
+        break;
+      }
+      if (text.size() > max_head_bytes)
+        return io_failure("response head exceeds 64 KiB");
+      auto more = fill(*conn, limits);
+      if (!more)
+        return more.error();
+      if (!*more)
+        return io_failure(conn->unread().empty() ? "connection closed before an answer"
+                                                 : "connection closed in the response head");
+    }
+    if (head_end > max_head_bytes)
+      return io_failure("response head exceeds 64 KiB");
+    const std::string_view head = conn->unread().substr(0, head_end);
+    auto first = next_line(head, 0);
+    auto status_line = parse_status_line(first->first);
+    if (!status_line)
+      return io_failure("malformed status line");
+    out.status = status_line->first;
+    minor_version = status_line->second;
+    out.headers.clear();
+    std::size_t at = first->second;
+    while (auto line = next_line(head, at)) {
+      at = line->second;
+      if (line->first.empty())
+        break;
+      if (out.headers.size() == max_head_fields)
+        return io_failure("response head has more than 256 fields");
+      const auto field = line->first;
+      const auto colon = field.find(':');
+      if (colon == std::string_view::npos || !is_http_token(field.substr(0, colon)))
+        return io_failure("malformed response header");
+      const auto value = trim(field.substr(colon + 1));
+      if (!is_field_value(value))
+        return io_failure("malformed response header");
+      out.headers.emplace(header_name_key(field.substr(0, colon)), std::string{value});
+    }
+    conn->consume(head_end);
+    if (out.status >= 200)
+      break;
+    if (out.status == 101)
+      return io_failure("the server switched protocols");
+  }
+  if (out.status >= 300 && out.status < 400)
+    return status::error(errc::forbidden, "redirects are refused");
+  if (auto coding = out.header("content-encoding");
+      !coding.empty() && !iequals(trim(coding), "identity"))
+    return io_failure("response in a content coding other than identity");
+
+  // Framing (RFC 9112 section 6.3).
+  framing frame = framing::until_close;
+  uint64_t length = 0;
+  if (out.status == 204 || out.status == 304) {
+    frame = framing::none;
+  } else if (out.headers.count("transfer-encoding") > 0) {
+    if (out.headers.count("transfer-encoding") != 1
+        || !iequals(trim(out.header("transfer-encoding")), "chunked"))
+      return io_failure("unsupported transfer coding");
+    frame = framing::chunked;
+  } else if (out.headers.count("content-length") > 0) {
+    auto range = out.headers.equal_range("content-length");
+    std::optional<uint64_t> agreed;
+    for (auto it = range.first; it != range.second; ++it) {
+      const std::string& text = it->second;
+      uint64_t value = 0;
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (ec == std::errc::result_out_of_range)
+        return status::error(errc::body_too_large, "response body exceeds the limit");
+      if (ec != std::errc{} || end != text.data() + text.size() || (agreed && *agreed != value))
+        return io_failure("malformed content length");
+      agreed = value;
+    }
+    length = *agreed;
+    if (length > opts_.max_body_bytes)
+      return status::error(errc::body_too_large, "response body exceeds the limit");
+    frame = length == 0 ? framing::none : framing::length;
+  }
+  const auto connection = header_name_key(out.header("connection"));
+  bool keep = opts_.keep_alive && frame != framing::until_close
+              && connection.find("close") == std::string::npos
+              && (minor_version == 1 || connection.find("keep-alive") != std::string::npos);
+
+  // The body: cancel, deadline and limit checked at every piece.
+  std::size_t received = 0;
+  auto deliver = [&](std::string_view piece) -> status {
+    if (cancelled_.load())
+      return status::error(errc::unavailable, "cancelled");
+    if (clock_type::now() >= limits.deadline)
+      return status::error(errc::unavailable, "deadline exceeded");
+    received += piece.size();
+    if (received > opts_.max_body_bytes)
+      return status::error(errc::body_too_large, "response body exceeds the limit");
+    if (on_chunk && !on_chunk(piece))
+      return status::error(errc::unavailable, "cancelled");
+    return status::ok();
+  };
+  // Hands on up to `want` bytes (all there are when npos): false at the end
+  // of the stream.
+  auto pass_on = [&](uint64_t& want) -> result<bool> {
+    if (conn->unread().empty()) {
+      auto more = fill(*conn, limits);
+      if (!more)
+        return more.error();
+      if (!*more)
+        return false;
+    }
+    auto piece = conn->unread().substr(
+      0, static_cast<std::size_t>(std::min<uint64_t>(want, conn->unread().size())));
+    if (auto delivered = deliver(piece); !delivered.is_ok())
+      return delivered;
+    conn->consume(piece.size());
+    want -= piece.size();
+    return true;
+  };
+  switch (frame) {
+  case framing::none:
+    break;
+  case framing::length:
+    while (length > 0) {
+      auto going = pass_on(length);
+      if (!going)
+        return going.error();
+      if (!*going)
+        return io_failure("connection closed in the response body");
+    }
+    break;
+  case framing::until_close:
+    for (;;) {
+      uint64_t all = UINT64_MAX;
+      auto going = pass_on(all);
+      if (!going)
+        return going.error();
+      if (!*going)
+        break;
+    }
+    break;
+  case framing::chunked:
+    for (bool last = false; !last;) {
+      // The size line: hex digits, then optional extensions.
+      std::optional<std::pair<std::string_view, std::size_t>> line;
+      while (!(line = next_line(conn->unread(), 0))) {
+        if (conn->unread().size() > max_chunk_line)
+          return io_failure("malformed chunk");
+        auto more = fill(*conn, limits);
+        if (!more)
+          return more.error();
+        if (!*more)
+          return io_failure("connection closed in the response body");
+      }
+      auto size_text = trim(line->first.substr(0, line->first.find(';')));
+      uint64_t size = 0;
+      auto [end, ec] =
+        std::from_chars(size_text.data(), size_text.data() + size_text.size(), size, 16);
+      if (line->second > max_chunk_line + 2 || ec == std::errc::result_out_of_range
+          || size > opts_.max_body_bytes)
+        return ec == std::errc{} || ec == std::errc::result_out_of_range
+                 ? status::error(errc::body_too_large, "response body exceeds the limit")
+                 : io_failure("malformed chunk");
+      if (ec != std::errc{} || end != size_text.data() + size_text.size() || size_text.empty())
+        return io_failure("malformed chunk");
+      conn->consume(line->second);
+      last = size == 0;
+      while (size > 0) {
+        auto going = pass_on(size);
+        if (!going)
+          return going.error();
+        if (!*going)
+          return io_failure("connection closed in the response body");
+      }
+      // After a chunk its CRLF; after the last, trailer fields up to an
+      // empty line (read and dropped).
+      for (;;) {
+        while (!(line = next_line(conn->unread(), 0))) {
+          if (conn->unread().size() > max_chunk_line)
+            return io_failure("malformed chunk");
+          auto more = fill(*conn, limits);
+          if (!more)
+            return more.error();
+          if (!*more)
+            return io_failure("connection closed in the response body");
+        }
+        conn->consume(line->second);
+        if (line->first.empty())
+          break;
+        if (!last)
+          return io_failure("malformed chunk");
+      }
+    }
+    break;
+  }
+  // Anything after the answer is not ours to read: a fresh connection next.
+  if (!keep || !conn->unread().empty())
+    conn.reset();
+  return out;
 }
 
 result<http_response> http_client::post(const std::string& path, const http_header_list& headers,
@@ -140,131 +717,68 @@ result<http_response> http_client::send(const std::string& method, const std::st
                                         const http_header_list& headers, const std::string* body,
                                         const std::string& content_type,
                                         const chunk_handler& on_chunk) {
-  const auto deadline = clock_type::now() + opts_.total_deadline;
+  const timing limits{clock_type::now() + opts_.total_deadline, opts_.read_timeout,
+                      "read timed out"};
   if (cancelled_.load()) {
     return status::error(errc::unavailable, "cancelled");
   }
-  if (path.empty() || path.front() != '/') {
+  if (path.empty() || path.front() != '/' || !is_field_value(path)
+      || path.find(' ') != std::string::npos) {
     return status::error(errc::out_of_range, "request path must start with '/'");
   }
   try {
-    // Timeouts: none may outlast the total deadline.
-    const auto remaining = [&] {
-      return std::chrono::duration_cast<milliseconds>(deadline - clock_type::now());
-    };
-    const auto within = [&](milliseconds limit) { return std::min(limit, remaining()); };
-    std::size_t attempts = 0;
-    for (;;) {
-      // One attempt on one pinned address.
-      const std::size_t addr_idx = next_addr_ % addrs_.size();
-      client_->set_hostname_addr_map({{host_, addrs_[addr_idx]}});
-      auto [connect_sec, connect_usec] = split(within(opts_.connect_timeout));
-      client_->set_connection_timeout(connect_sec, connect_usec);
-      const auto read_timeout = within(opts_.read_timeout);
-      auto [read_sec, read_usec] = split(read_timeout);
-      client_->set_read_timeout(read_sec, read_usec);
-      client_->set_write_timeout(read_sec, read_usec);
-
-      httplib::Request req;
-      req.method = method;
-      req.path = path;
-      for (const auto& [name, value] : headers) {
-        req.headers.emplace(name, value);
-      }
-      if (body != nullptr) {
-        req.body = *body;
-        req.headers.emplace("Content-Type", content_type);
-      }
-
-      // Headers: refuse redirects and announced oversize bodies.
-      stop_reason reason = stop_reason::none;
-      req.response_handler = [&](const httplib::Response& res) {
-        if (res.status >= 300 && res.status < 400) {
-          reason = stop_reason::redirect;
-          return false;
-        }
-        if (res.has_header("Content-Length")) {
-          const std::string text = res.get_header_value("Content-Length");
-          uint64_t length = 0;
-          const auto parsed = std::from_chars(text.data(), text.data() + text.size(), length);
-          if (parsed.ec == std::errc::result_out_of_range
-              || (parsed.ec == std::errc{} && length > opts_.max_body_bytes)) {
-            reason = stop_reason::too_large;
-            return false;
-          }
-        }
-        return true;
-      };
-      // Body: cancel, deadline and limit checked at every chunk.
-      std::size_t received = 0;
-      req.content_receiver = [&](const char* data, size_t size, uint64_t, uint64_t) {
-        if (cancelled_.load()) {
-          reason = stop_reason::cancelled;
-          return false;
-        }
-        if (clock_type::now() >= deadline) {
-          reason = stop_reason::deadline;
-          return false;
-        }
-        received += size;
-        if (received > opts_.max_body_bytes) {
-          reason = stop_reason::too_large;
-          return false;
-        }
-        if (on_chunk && !on_chunk(std::string_view(data, size))) {
-          reason = stop_reason::cancelled;
-          return false;
-        }
-        return true;
-      };
-
-      httplib::Response res;
-      httplib::Error error = httplib::Error::Success;
-      const bool sent = client_->send(req, res, error);
-      if (sent) {
-        next_addr_ = addr_idx;
-        http_response out;
-        out.status = res.status;
-        for (const auto& [name, value] : res.headers) {
-          out.headers.emplace(header_name_key(name), value);
-        }
-        return out;
-      }
-
-      // Failure: ours first, then the client's state, then httplib's error.
-      switch (reason) {
-      case stop_reason::redirect:
-        return status::error(errc::forbidden, "redirects are refused");
-      case stop_reason::too_large:
-        return status::error(errc::body_too_large, "response body exceeds the limit");
-      case stop_reason::deadline:
-        return status::error(errc::unavailable, "deadline exceeded");
-      case stop_reason::cancelled:
-        return status::error(errc::unavailable, "cancelled");
-      case stop_reason::none:
-        break;
-      }
-      if (cancelled_.load()) {
-        return status::error(errc::unavailable, "cancelled");
-      }
-      // A read timeout cut to the deadline is the deadline (poll rounds to
-      // milliseconds, so it may wake a hair early).
-      const bool read_capped = read_timeout < opts_.read_timeout;
-      const auto slack = milliseconds(20);
-      if (clock_type::now() >= deadline
-          || (read_capped && error == httplib::Error::Read
-              && clock_type::now() + slack >= deadline)) {
-        return status::error(errc::unavailable, "deadline exceeded");
-      }
-      // A failed connect sent nothing: the next pinned address may be tried.
-      const bool connect_failed =
-        error == httplib::Error::Connection || error == httplib::Error::ConnectionTimeout;
-      if (connect_failed && ++attempts < addrs_.size()) {
-        next_addr_ = addr_idx + 1;
-        continue;
-      }
-      return status::error(errc::unavailable, "http request failed: " + httplib::to_string(error));
+    // The request, in one piece.
+    std::string request;
+    request.reserve(256 + (body != nullptr ? body->size() : 0));
+    request.append(method).append(" ").append(path).append(" HTTP/1.1\r\nHost: ");
+    request.append(host_header_).append("\r\n");
+    bool has_encoding = false;
+    for (const auto& [name, value] : headers) {
+      if (!is_http_token(name) || !is_field_value(value))
+        return status::error(errc::out_of_range, "request header is malformed");
+      has_encoding = has_encoding || iequals(name, "accept-encoding");
+      request.append(name).append(": ").append(value).append("\r\n");
     }
+    if (!has_encoding)
+      request.append("Accept-Encoding: identity\r\n");
+    if (!opts_.keep_alive)
+      request.append("Connection: close\r\n");
+    if (body != nullptr) {
+      if (!is_field_value(content_type))
+        return status::error(errc::out_of_range, "request header is malformed");
+      request.append("Content-Type: ").append(content_type).append("\r\nContent-Length: ");
+      request.append(std::to_string(body->size())).append("\r\n\r\n").append(*body);
+    } else {
+      request.append("\r\n");
+    }
+
+    // A kept-alive connection, unless the server closed it (or sent
+    // anything unasked) since: then a fresh one.
+    std::unique_ptr<wire> conn = std::move(idle_);
+    if (conn) {
+      pollfd polled{conn->fd, POLLIN, 0};
+      if (::poll(&polled, 1, 0) != 0 || (conn->ssl != nullptr && SSL_pending(conn->ssl) > 0))
+        conn.reset();
+      else {
+        std::lock_guard<std::mutex> guard{socket_mtx_};
+        socket_ = conn->fd;
+      }
+    }
+    if (!conn) {
+      auto fresh = connect_any(limits);
+      if (!fresh)
+        return fresh.error();
+      conn = std::move(*fresh);
+    }
+    if (cancelled_.load())
+      return status::error(errc::unavailable, "cancelled");
+    const timing writing{limits.deadline, opts_.read_timeout, "write timed out"};
+    if (auto wrote = write_all(*conn, request, writing); !wrote.is_ok())
+      return wrote;
+    auto answer = read_response(conn, limits, on_chunk);
+    if (answer && conn)
+      idle_ = std::move(conn);
+    return answer;
   } catch (const std::exception&) {
     return status::error(errc::internal, "http request failed unexpectedly");
   }

@@ -1,39 +1,48 @@
-// HTTP client for one origin (scheme, host, port) over cpp-httplib, as the MCP
-// Streamable HTTP client needs it: POST with a streamed response body, the GET
-// SSE stream, the session DELETE. CAF-free; errors are status values and no
-// httplib exception leaves this file.
+// HTTP/1.1 client for one origin (scheme, host, port), as the MCP Streamable
+// HTTP client needs it: POST with a streamed response body, the GET SSE
+// stream, the session DELETE. Our own, over POSIX sockets and OpenSSL (the
+// request goes out in one write; cpp-httplib wrote the head and the body
+// apart, which costs the server a second wake-up per call). CAF-free; errors
+// are status values.
 //
 // Addresses are pinned: the client connects only to the addresses given to
 // create(), which must pass url_policy::check_resolved for the URL (create()
 // checks again), and never resolves the host name itself. The URL's host is
-// still sent as Host (and as SNI for https). See url_policy.hpp.
+// still sent as Host, and for https as SNI and the name the certificate must
+// match (the system's trust store, or options::ca_file). See url_policy.hpp.
 //
 // Per request, in order:
-//   connect      bounded by min(connect_timeout, remaining deadline); on a
-//                connection failure the next pinned address is tried
-//   headers      a 3xx is refused (never followed) before its body is read
-//   body         streamed to on_chunk; checked against max_body_bytes, the
-//                total deadline and cancel() at every chunk
-// Bounds on time: the total deadline is checked each time bytes arrive, so a
-// server trickling bytes (SSE keepalive comments) is cut off at the deadline
-// (plus at most one read). A server sending nothing at all is bounded by the
-// read timeout, which is set to min(read_timeout, remaining deadline) when a
-// request starts: in the worst case (bytes until just before the deadline,
-// then silence) a request ends by deadline + that read timeout.
+//   connect      bounded by min(connect_timeout, remaining deadline), TLS
+//                handshake included; on a TCP connect failure the next
+//                pinned address is tried. A kept-alive connection is reused
+//                unless the server has closed it (or sent anything) since.
+//   headers      a 3xx is refused (never followed) before its body is read;
+//                the head is at most 64 KiB and 256 fields
+//   body         framed by Content-Length, chunked, or the connection's end;
+//                streamed to on_chunk; checked against max_body_bytes, the
+//                total deadline and cancel() at every piece
+// Bounds on time: every wait (connect, write, read) ends at the earlier of
+// its inactivity limit and the total deadline, so a request ends by its
+// deadline (to the millisecond) however the server trickles or stalls.
+//
+// Content codings: the client asks for `identity` and refuses a response
+// in any other coding (no decompression, so no decompression bombs).
 //
 // Errors (messages never contain the URL, path or header values):
-//   out_of_range    create(): an option outside its bounds
+//   out_of_range    create(): an option outside its bounds, a ca_file that
+//                   does not load; a request header that is not a token or
+//                   whose value holds CR, LF or NUL
 //   forbidden       create(): addresses the policy refuses; a 3xx answer
 //                   ("redirects are refused")
-//   body_too_large  the body (after decompression) exceeds max_body_bytes
+//   body_too_large  the body exceeds max_body_bytes
 //   unavailable     "deadline exceeded"; "cancelled" (cancel() or on_chunk
-//                   returned false); a connection, read or TLS failure,
-//                   named by httplib ("http request failed: ...")
+//                   returned false); "http request failed: ..." naming a
+//                   connect, read, write or TLS failure or a malformed
+//                   response
 //
 // Threading: one request at a time per client (post/get/del from one thread,
 // or serialised by the caller). cancel() may be called from any thread at
-// any time; it may block until a connect in progress finishes (at most the
-// connect timeout), because httplib holds its socket lock while connecting.
+// any time and never blocks on I/O.
 #pragma once
 
 #include <atomic>
@@ -43,6 +52,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -50,10 +60,6 @@
 
 #include "messages/status.hpp"
 #include "transport/url_policy.hpp"
-
-namespace httplib {
-class ClientImpl;
-} // namespace httplib
 
 namespace voxos {
 
@@ -97,6 +103,9 @@ public:
     bool tcp_nodelay = true;
     /// Reuse the connection between requests.
     bool keep_alive = true;
+    /// For https: a PEM file of the certificate authorities to trust instead
+    /// of the system's store (a private deployment's CA). Empty: the system's.
+    std::string ca_file;
   };
 
   /// Receives each piece of the response body, in order, on the calling
@@ -137,17 +146,37 @@ public:
   bool cancelled() const noexcept { return cancelled_.load(); }
 
 private:
+  struct wire;        ///< one open connection: socket, TLS session, unread bytes
+  struct tls_context; ///< the OpenSSL context of an https client
+  struct timing;      ///< a request's deadline and inactivity limit
+
   http_client(const checked_url& url, std::vector<ip_address> addrs, options opts);
 
   result<http_response> send(const std::string& method, const std::string& path,
                              const http_header_list& headers, const std::string* body,
                              const std::string& content_type, const chunk_handler& on_chunk);
+  result<std::unique_ptr<wire>> connect_any(const timing& limits);
+  result<std::unique_ptr<wire>> connect_one(const ip_address& addr, const timing& limits);
+  status write_all(wire& conn, std::string_view data, const timing& limits);
+  result<std::size_t> read_some(wire& conn, char* out, std::size_t capacity, const timing& limits);
+  result<bool> fill(wire& conn, const timing& limits);
+  result<http_response> read_response(std::unique_ptr<wire>& conn, const timing& limits,
+                                      const chunk_handler& on_chunk);
+  status wait_io(wire& conn, short events, const timing& limits);
+  status io_failure(std::string what) const;
+  void forget_socket(int fd);
 
   options opts_;
-  std::string host_; ///< normalised host, the key of the pinned address map
-  std::vector<std::string> addrs_;
+  std::string host_;        ///< normalised host (SNI and certificate name for https)
+  std::string host_header_; ///< the Host header
+  bool host_is_ip_ = false; ///< an IP literal: the certificate names the address
+  uint16_t port_ = 0;
+  std::vector<ip_address> addrs_;
   std::size_t next_addr_ = 0; ///< the address that last connected
-  std::unique_ptr<httplib::ClientImpl> client_;
+  std::unique_ptr<tls_context> tls_;
+  std::unique_ptr<wire> idle_; ///< the kept-alive connection between requests
+  std::mutex socket_mtx_;      ///< guards socket_ against cancel()
+  int socket_ = -1;            ///< the socket in use, shut down by cancel()
   std::atomic<bool> cancelled_{false};
 };
 

@@ -168,9 +168,9 @@ TEST_CASE("a hostile peer's every misbehaviour ends as a specific, bounded error
   for (int round = 0; round < 5; ++round) {
     bool answered = false;
     self
-      ->request(conn, std::chrono::seconds{30}, request_atom::value, uint64_t{100 + round},
-                std::string{"tools/call"}, json{{"name", "echo"}, {"arguments", {}}}.dump(),
-                uint32_t{0})
+      ->request(conn, std::chrono::seconds{30}, request_atom::value,
+                static_cast<uint64_t>(100 + round), std::string{"tools/call"},
+                json{{"name", "echo"}, {"arguments", {}}}.dump(), uint32_t{0})
       .receive([&](const std::string& text) { answered = text.find("ok") != std::string::npos; },
                [&](caf::error& err) { FAIL(message_of(err)); });
     CHECK(answered);
