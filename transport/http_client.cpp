@@ -281,8 +281,9 @@ status http_client::wait_io(wire& conn, short events, const timing& limits) {
   }
 }
 
-result<std::unique_ptr<http_client::wire>> http_client::connect_one(const ip_address& addr,
-                                                                    const timing& limits) {
+result<std::unique_ptr<http_client::wire>>
+http_client::connect_one(const ip_address& addr, const timing& limits, bool& tcp_failed) {
+  tcp_failed = false;
   sockaddr_storage storage{};
   socklen_t length = 0;
   if (addr.kind == ip_address::family::v4) {
@@ -327,6 +328,7 @@ result<std::unique_ptr<http_client::wire>> http_client::connect_one(const ip_add
     return io_failure("connect timed out");
   };
   if (::connect(fd, reinterpret_cast<sockaddr*>(&storage), length) != 0) {
+    tcp_failed = true;
     if (errno != EINPROGRESS)
       return io_failure("could not connect: " + std::generic_category().message(errno));
     if (auto waited = connect_status(wait_io(*conn, POLLOUT, connecting)); !waited.is_ok())
@@ -337,6 +339,7 @@ result<std::unique_ptr<http_client::wire>> http_client::connect_one(const ip_add
       error = errno;
     if (error != 0)
       return io_failure("could not connect: " + std::generic_category().message(error));
+    tcp_failed = false;
   }
   if (!tls_)
     return conn;
@@ -377,14 +380,15 @@ result<std::unique_ptr<http_client::wire>> http_client::connect_any(const timing
   status last = io_failure("could not connect");
   for (std::size_t attempt = 0; attempt < addrs_.size(); ++attempt) {
     const std::size_t index = (next_addr_ + attempt) % addrs_.size();
-    auto conn = connect_one(addrs_[index], limits);
+    bool tcp_failed = false;
+    auto conn = connect_one(addrs_[index], limits, tcp_failed);
     if (conn) {
       next_addr_ = index;
       return conn;
     }
     last = conn.error();
     // Only a TCP connect that failed sent nothing and may try elsewhere.
-    if (last.message().rfind("http request failed: co", 0) != 0)
+    if (!tcp_failed || cancelled_.load() || clock_type::now() >= limits.deadline)
       return last;
   }
   return last;

@@ -156,7 +156,10 @@ private:
                              const http_header_list& headers, const std::string* body,
                              const std::string& content_type, const chunk_handler& on_chunk);
   result<std::unique_ptr<wire>> connect_any(const timing& limits);
-  result<std::unique_ptr<wire>> connect_one(const ip_address& addr, const timing& limits);
+  /// `tcp_failed`: the TCP connect itself failed (nothing was sent; another
+  /// address may be tried).
+  result<std::unique_ptr<wire>> connect_one(const ip_address& addr, const timing& limits,
+                                            bool& tcp_failed);
   status write_all(wire& conn, std::string_view data, const timing& limits);
   result<std::size_t> read_some(wire& conn, char* out, std::size_t capacity, const timing& limits);
   result<bool> fill(wire& conn, const timing& limits);
