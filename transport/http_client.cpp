@@ -66,10 +66,26 @@ std::string_view trim(std::string_view text) {
   return text;
 }
 
-/// Whether `text` may be sent as a field value: no CR, LF or NUL.
+/// Whether `text` may be a field value: no control character but HTAB.
 bool is_field_value(std::string_view text) {
-  return text.find_first_of(std::string_view{"\r\n\0", 3}) == std::string_view::npos;
+  return std::none_of(text.begin(), text.end(),
+                      [](unsigned char c) { return (c < 0x20 && c != '\t') || c == 0x7f; });
 }
+
+/// Fields this client writes or that would change how the request is
+/// framed or the connection used: a caller may not send them.
+bool is_framing_field(std::string_view name) {
+  static constexpr std::string_view reserved[] = {
+    "host",         "content-length",  "transfer-encoding",
+    "connection",   "keep-alive",      "te",
+    "trailer",      "upgrade",         "expect",
+    "content-type", "proxy-connection"};
+  return std::any_of(std::begin(reserved), std::end(reserved),
+                     [name](std::string_view field) { return iequals(name, field); });
+}
+
+/// Interim (1xx) answers passed over before one is refused.
+constexpr int max_interim_answers = 8;
 
 /// One line of `buf` from `pos`: its text without CR LF (or a bare LF), and
 /// where the next one starts; nullopt while the line is incomplete.
@@ -125,8 +141,9 @@ struct http_client::wire {
   http_client* owner = nullptr;
   int fd = -1;
   SSL* ssl = nullptr;
-  std::string buf;     ///< bytes read and not yet used, from `pos`
-  std::size_t pos = 0; ///< the first unused byte of `buf`
+  bool peer_gone = false; ///< the server closed or reset the connection
+  std::string buf;        ///< bytes read and not yet used, from `pos`
+  std::size_t pos = 0;    ///< the first unused byte of `buf`
 
   std::string_view unread() const { return std::string_view{buf}.substr(pos); }
   void consume(std::size_t count) {
@@ -211,9 +228,6 @@ result<std::unique_ptr<http_client>> http_client::create(const url_policy& polic
     client->tls_->ctx = ctx;
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
-    // A server closing without close_notify ends the stream; the body's
-    // framing (length or chunks) still tells a cut answer from a whole one.
-    SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
     const bool loaded = opts.ca_file.empty()
                           ? SSL_CTX_set_default_verify_paths(ctx) == 1
                           : SSL_CTX_load_verify_locations(ctx, opts.ca_file.c_str(), nullptr) == 1;
@@ -348,14 +362,17 @@ http_client::connect_one(const ip_address& addr, const timing& limits, bool& tcp
   if (conn->ssl == nullptr || SSL_set_fd(conn->ssl, fd) != 1)
     return status::error(errc::internal, "tls session could not be created");
   SSL_set_mode(conn->ssl, SSL_MODE_ENABLE_PARTIAL_WRITE);
-  if (host_is_ip_) {
-    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(conn->ssl), host_.c_str());
-  } else {
-    SSL_set_tlsext_host_name(conn->ssl, host_.c_str());
-    SSL_set1_host(conn->ssl, host_.c_str());
+  const bool named =
+    host_is_ip_ ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(conn->ssl), host_.c_str()) == 1
+                : SSL_set_tlsext_host_name(conn->ssl, host_.c_str()) == 1
+                    && SSL_set1_host(conn->ssl, host_.c_str()) == 1;
+  if (!named) {
+    ERR_clear_error();
+    return status::error(errc::internal, "tls session could not name the host to verify");
   }
   for (;;) {
     ERR_clear_error();
+    errno = 0;
     const int done = SSL_connect(conn->ssl);
     if (done == 1)
       return conn;
@@ -398,6 +415,7 @@ status http_client::write_all(wire& conn, std::string_view data, const timing& l
   while (!data.empty()) {
     if (conn.ssl != nullptr) {
       ERR_clear_error();
+      errno = 0;
       const int wrote = SSL_write(conn.ssl, data.data(),
                                   static_cast<int>(std::min<std::size_t>(data.size(), 1 << 30)));
       if (wrote > 0) {
@@ -405,6 +423,7 @@ status http_client::write_all(wire& conn, std::string_view data, const timing& l
         continue;
       }
       const int why = SSL_get_error(conn.ssl, wrote);
+      const int saved_errno = errno;
       ERR_clear_error();
       if (why == SSL_ERROR_WANT_READ || why == SSL_ERROR_WANT_WRITE) {
         if (auto waited = wait_io(conn, why == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, limits);
@@ -412,6 +431,8 @@ status http_client::write_all(wire& conn, std::string_view data, const timing& l
           return waited;
         continue;
       }
+      conn.peer_gone =
+        why == SSL_ERROR_SYSCALL && (saved_errno == EPIPE || saved_errno == ECONNRESET);
       return io_failure("tls write failed");
     }
     const ssize_t wrote = ::send(conn.fd, data.data(), data.size(), MSG_NOSIGNAL);
@@ -426,6 +447,7 @@ status http_client::write_all(wire& conn, std::string_view data, const timing& l
         return waited;
       continue;
     }
+    conn.peer_gone = errno == EPIPE || errno == ECONNRESET;
     return io_failure("write failed: " + std::generic_category().message(errno));
   }
   return status::ok();
@@ -436,27 +458,40 @@ result<std::size_t> http_client::read_some(wire& conn, char* out, std::size_t ca
   for (;;) {
     if (conn.ssl != nullptr) {
       ERR_clear_error();
+      errno = 0;
       const int got =
         SSL_read(conn.ssl, out, static_cast<int>(std::min<std::size_t>(capacity, 1 << 30)));
       if (got > 0)
         return static_cast<std::size_t>(got);
       const int why = SSL_get_error(conn.ssl, got);
+      const unsigned long reason = ERR_peek_error();
+      const int saved_errno = errno;
       ERR_clear_error();
-      if (why == SSL_ERROR_ZERO_RETURN)
+      if (why == SSL_ERROR_ZERO_RETURN) {
+        conn.peer_gone = true;
         return std::size_t{0};
+      }
       if (why == SSL_ERROR_WANT_READ || why == SSL_ERROR_WANT_WRITE) {
         if (auto waited = wait_io(conn, why == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, limits);
             !waited.is_ok())
           return waited;
         continue;
       }
-      if (why == SSL_ERROR_SYSCALL && errno == 0)
-        return std::size_t{0};
+      // A close without close_notify may be an attacker's cut: a failure,
+      // whatever the framing.
+      conn.peer_gone = why == SSL_ERROR_SYSCALL && (saved_errno == 0 || saved_errno == ECONNRESET);
+      if ((why == SSL_ERROR_SSL && ERR_GET_REASON(reason) == SSL_R_UNEXPECTED_EOF_WHILE_READING)
+          || (why == SSL_ERROR_SYSCALL && saved_errno == 0)) {
+        conn.peer_gone = true;
+        return io_failure("connection closed without tls close_notify");
+      }
       return io_failure("tls read failed");
     }
     const ssize_t got = ::recv(conn.fd, out, capacity, 0);
-    if (got >= 0)
+    if (got >= 0) {
+      conn.peer_gone = got == 0;
       return static_cast<std::size_t>(got);
+    }
     if (errno == EINTR)
       continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -464,6 +499,7 @@ result<std::size_t> http_client::read_some(wire& conn, char* out, std::size_t ca
         return waited;
       continue;
     }
+    conn.peer_gone = errno == ECONNRESET;
     return io_failure("read failed: " + std::generic_category().message(errno));
   }
 }
@@ -485,39 +521,47 @@ result<bool> http_client::fill(wire& conn, const timing& limits) {
 }
 
 result<http_response> http_client::read_response(std::unique_ptr<wire>& conn, const timing& limits,
-                                                 const chunk_handler& on_chunk) {
-  // The head, after any interim (1xx) answers.
+                                                 const chunk_handler& on_chunk, bool& answered) {
+  answered = false;
+  // The head, after any interim (1xx) answers. Heads and trailers share one
+  // budget: a server cannot stream them without bound.
   http_response out;
   int minor_version = 1;
-  for (;;) {
+  std::size_t head_budget = max_head_bytes;
+  for (int interim = 0;; ++interim) {
+    if (interim > max_interim_answers)
+      return io_failure("more than 8 interim answers");
     std::size_t head_end = 0;
+    std::size_t scanned = 0; // the start of the first line not yet seen whole
     for (;;) {
-      auto text = conn->unread();
       // A head ends at its first empty line.
-      std::size_t at = 0;
       bool complete = false;
-      while (auto line = next_line(text, at)) {
-        at = line->second;
+      while (auto line = next_line(conn->unread(), scanned)) {
+        scanned = line->second;
         if (line->first.empty()) {
           complete = true;
           break;
         }
       }
       if (complete) {
-        head_end = at;
+        head_end = scanned;
         break;
       }
-      if (text.size() > max_head_bytes)
+      if (conn->unread().size() > head_budget)
         return io_failure("response head exceeds 64 KiB");
       auto more = fill(*conn, limits);
       if (!more)
         return more.error();
       if (!*more)
-        return io_failure(conn->unread().empty() ? "connection closed before an answer"
-                                                 : "connection closed in the response head");
+        return io_failure(conn->unread().empty() && !answered
+                            ? "connection closed before an answer"
+                            : "connection closed in the response head");
+      answered = true;
     }
-    if (head_end > max_head_bytes)
+    answered = true;
+    if (head_end > head_budget)
       return io_failure("response head exceeds 64 KiB");
+    head_budget -= head_end;
     const std::string_view head = conn->unread().substr(0, head_end);
     auto first = next_line(head, 0);
     auto status_line = parse_status_line(first->first);
@@ -582,13 +626,26 @@ result<http_response> http_client::read_response(std::unique_ptr<wire>& conn, co
       return status::error(errc::body_too_large, "response body exceeds the limit");
     frame = length == 0 ? framing::none : framing::length;
   }
-  const auto connection = header_name_key(out.header("connection"));
-  bool keep = opts_.keep_alive && frame != framing::until_close
+  // Reused only when nothing about the framing is in doubt: a length beside
+  // chunks, or chunks from an HTTP/1.0 server, close the connection.
+  std::string connection;
+  for (auto [it, end] = out.headers.equal_range("connection"); it != end; ++it)
+    connection.append(header_name_key(it->second)).append(",");
+  const bool doubtful =
+    frame == framing::chunked && (out.headers.count("content-length") > 0 || minor_version == 0);
+  bool keep = opts_.keep_alive && frame != framing::until_close && !doubtful
               && connection.find("close") == std::string::npos
               && (minor_version == 1 || connection.find("keep-alive") != std::string::npos);
 
-  // The body: cancel, deadline and limit checked at every piece.
+  // The body: cancel, deadline and limit checked at every piece. Chunk
+  // size lines count toward the limit, trailers toward the head's budget.
   std::size_t received = 0;
+  auto charge = [&](std::size_t framing_bytes) -> status {
+    received += framing_bytes;
+    if (received > opts_.max_body_bytes)
+      return status::error(errc::body_too_large, "response body exceeds the limit");
+    return status::ok();
+  };
   auto deliver = [&](std::string_view piece) -> status {
     if (cancelled_.load())
       return status::error(errc::unavailable, "cancelled");
@@ -658,13 +715,15 @@ result<http_response> http_client::read_response(std::unique_ptr<wire>& conn, co
       uint64_t size = 0;
       auto [end, ec] =
         std::from_chars(size_text.data(), size_text.data() + size_text.size(), size, 16);
-      if (line->second > max_chunk_line + 2 || ec == std::errc::result_out_of_range
-          || size > opts_.max_body_bytes)
-        return ec == std::errc{} || ec == std::errc::result_out_of_range
-                 ? status::error(errc::body_too_large, "response body exceeds the limit")
-                 : io_failure("malformed chunk");
+      if (line->second > max_chunk_line + 2)
+        return io_failure("malformed chunk");
+      if (ec == std::errc::result_out_of_range
+          || (ec == std::errc{} && size > opts_.max_body_bytes))
+        return status::error(errc::body_too_large, "response body exceeds the limit");
       if (ec != std::errc{} || end != size_text.data() + size_text.size() || size_text.empty())
         return io_failure("malformed chunk");
+      if (auto charged = charge(line->second); !charged.is_ok())
+        return charged;
       conn->consume(line->second);
       last = size == 0;
       while (size > 0) {
@@ -686,6 +745,9 @@ result<http_response> http_client::read_response(std::unique_ptr<wire>& conn, co
           if (!*more)
             return io_failure("connection closed in the response body");
         }
+        if (line->second > head_budget)
+          return io_failure("response head exceeds 64 KiB");
+        head_budget -= line->second;
         conn->consume(line->second);
         if (line->first.empty())
           break;
@@ -695,6 +757,10 @@ result<http_response> http_client::read_response(std::unique_ptr<wire>& conn, co
     }
     break;
   }
+  // A cancel shuts the socket down, which ends a body delimited by the
+  // connection's end as if the server had: not a whole answer.
+  if (cancelled_.load())
+    return status::error(errc::unavailable, "cancelled");
   // Anything after the answer is not ours to read: a fresh connection next.
   if (!keep || !conn->unread().empty())
     conn.reset();
@@ -738,7 +804,7 @@ result<http_response> http_client::send(const std::string& method, const std::st
     request.append(host_header_).append("\r\n");
     bool has_encoding = false;
     for (const auto& [name, value] : headers) {
-      if (!is_http_token(name) || !is_field_value(value))
+      if (!is_http_token(name) || !is_field_value(value) || is_framing_field(name))
         return status::error(errc::out_of_range, "request header is malformed");
       has_encoding = has_encoding || iequals(name, "accept-encoding");
       request.append(name).append(": ").append(value).append("\r\n");
@@ -756,33 +822,49 @@ result<http_response> http_client::send(const std::string& method, const std::st
       request.append("\r\n");
     }
 
-    // A kept-alive connection, unless the server closed it (or sent
-    // anything unasked) since: then a fresh one.
-    std::unique_ptr<wire> conn = std::move(idle_);
-    if (conn) {
-      pollfd polled{conn->fd, POLLIN, 0};
-      if (::poll(&polled, 1, 0) != 0 || (conn->ssl != nullptr && SSL_pending(conn->ssl) > 0))
-        conn.reset();
-      else {
-        std::lock_guard<std::mutex> guard{socket_mtx_};
-        socket_ = conn->fd;
+    for (bool first_try = true;; first_try = false) {
+      // A kept-alive connection, unless the server closed it (or sent
+      // anything unasked) since: then a fresh one.
+      std::unique_ptr<wire> conn = std::move(idle_);
+      if (conn) {
+        pollfd polled{conn->fd, POLLIN, 0};
+        if (::poll(&polled, 1, 0) != 0 || (conn->ssl != nullptr && SSL_pending(conn->ssl) > 0))
+          conn.reset();
+        else {
+          std::lock_guard<std::mutex> guard{socket_mtx_};
+          socket_ = conn->fd;
+        }
       }
+      const bool reused = conn != nullptr;
+      if (!conn) {
+        auto fresh = connect_any(limits);
+        if (!fresh)
+          return fresh.error();
+        conn = std::move(*fresh);
+      }
+      if (cancelled_.load())
+        return status::error(errc::unavailable, "cancelled");
+      // A reused connection the server closed as the request went out (its
+      // idle timeout racing ours) is tried once more on a fresh one: no
+      // byte came back, so the server took nothing of it.
+      const auto again = [&](bool answered) {
+        return first_try && reused && !answered && conn->peer_gone && !cancelled_.load()
+               && clock_type::now() < limits.deadline;
+      };
+      const timing writing{limits.deadline, opts_.read_timeout, "write timed out"};
+      if (auto wrote = write_all(*conn, request, writing); !wrote.is_ok()) {
+        if (again(false))
+          continue;
+        return wrote;
+      }
+      bool answered = false;
+      auto answer = read_response(conn, limits, on_chunk, answered);
+      if (!answer && again(answered))
+        continue;
+      if (answer && conn)
+        idle_ = std::move(conn);
+      return answer;
     }
-    if (!conn) {
-      auto fresh = connect_any(limits);
-      if (!fresh)
-        return fresh.error();
-      conn = std::move(*fresh);
-    }
-    if (cancelled_.load())
-      return status::error(errc::unavailable, "cancelled");
-    const timing writing{limits.deadline, opts_.read_timeout, "write timed out"};
-    if (auto wrote = write_all(*conn, request, writing); !wrote.is_ok())
-      return wrote;
-    auto answer = read_response(conn, limits, on_chunk);
-    if (answer && conn)
-      idle_ = std::move(conn);
-    return answer;
   } catch (const std::exception&) {
     return status::error(errc::internal, "http request failed unexpectedly");
   }

@@ -15,12 +15,19 @@
 //   connect      bounded by min(connect_timeout, remaining deadline), TLS
 //                handshake included; on a TCP connect failure the next
 //                pinned address is tried. A kept-alive connection is reused
-//                unless the server has closed it (or sent anything) since.
+//                unless the server has closed it (or sent anything) since;
+//                if the server closes a reused one before a byte of the
+//                answer (its idle timeout racing the request), the request
+//                is sent once more on a fresh connection.
 //   headers      a 3xx is refused (never followed) before its body is read;
-//                the head is at most 64 KiB and 256 fields
+//                heads (at most 8 interim 1xx ones) and trailers share a
+//                64 KiB budget, at most 256 fields a head
 //   body         framed by Content-Length, chunked, or the connection's end;
 //                streamed to on_chunk; checked against max_body_bytes, the
-//                total deadline and cancel() at every piece
+//                total deadline and cancel() at every piece. The connection is
+//                not reused after a close-delimited body or doubtful framing
+//                (a length beside chunks). Over TLS a close without
+//                close_notify is a failure (a cut answer), not an end.
 // Bounds on time: every wait (connect, write, read) ends at the earlier of
 // its inactivity limit and the total deadline, so a request ends by its
 // deadline (to the millisecond) however the server trickles or stalls.
@@ -30,8 +37,11 @@
 //
 // Errors (messages never contain the URL, path or header values):
 //   out_of_range    create(): an option outside its bounds, a ca_file that
-//                   does not load; a request header that is not a token or
-//                   whose value holds CR, LF or NUL
+//                   does not load; a request header whose name is not a
+//                   token or is one the client owns (Host, Content-Length,
+//                   Content-Type, Transfer-Encoding, Connection, Keep-Alive,
+//                   TE, Trailer, Upgrade, Expect), or whose value holds a
+//                   control character other than HTAB
 //   forbidden       create(): addresses the policy refuses; a 3xx answer
 //                   ("redirects are refused")
 //   body_too_large  the body exceeds max_body_bytes
@@ -163,8 +173,10 @@ private:
   status write_all(wire& conn, std::string_view data, const timing& limits);
   result<std::size_t> read_some(wire& conn, char* out, std::size_t capacity, const timing& limits);
   result<bool> fill(wire& conn, const timing& limits);
+  /// `answered`: a byte of the answer came (a request is never sent twice
+  /// once one has).
   result<http_response> read_response(std::unique_ptr<wire>& conn, const timing& limits,
-                                      const chunk_handler& on_chunk);
+                                      const chunk_handler& on_chunk, bool& answered);
   status wait_io(wire& conn, short events, const timing& limits);
   status io_failure(std::string what) const;
   void forget_socket(int fd);

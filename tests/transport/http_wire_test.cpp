@@ -35,11 +35,13 @@ using voxos::url_policy;
 namespace {
 
 /// One scripted answer: its bytes, sent whole or a byte at a time, and
-/// whether the server closes the connection after it.
+/// whether the server closes the connection after it (`drop`: closes it on
+/// reading the request, answering nothing).
 struct scripted_reply {
   std::string bytes;
   bool close_after = false;
   bool trickle = false;
+  bool drop = false;
 };
 
 /// Accepts connections on 127.0.0.1 and answers each request (a head and its
@@ -86,6 +88,8 @@ private:
       while (next < replies_.size() && read_request(conn, in)) {
         ++requests;
         const auto& reply = replies_[next++];
+        if (reply.drop)
+          break;
         if (reply.trickle) {
           for (char byte : reply.bytes)
             if (::send(conn, &byte, 1, MSG_NOSIGNAL) != 1)
@@ -282,8 +286,18 @@ TEST_CASE("a malformed answer fails naming what is wrong with it, never its cont
 TEST_CASE("a request header that would split the request is refused before anything is sent") {
   scripted_server server{{{ok_json("{}")}}};
   auto client = client_for(server.port);
-  for (const auto& header : std::vector<std::pair<std::string, std::string>>{
-         {"X-Evil", "a\r\nInjected: 1"}, {"X-Evil", "a\nb"}, {"Bad Name", "v"}, {"", "v"}}) {
+  for (const auto& header :
+       std::vector<std::pair<std::string, std::string>>{{"X-Evil", "a\r\nInjected: 1"},
+                                                        {"X-Evil", "a\nb"},
+                                                        {"X-Evil", "a\x01b"},
+                                                        {"Bad Name", "v"},
+                                                        {"", "v"},
+                                                        {"Transfer-Encoding", "chunked"},
+                                                        {"content-length", "0"},
+                                                        {"Host", "elsewhere.example"},
+                                                        {"Connection", "upgrade"},
+                                                        {"Upgrade", "websocket"},
+                                                        {"Expect", "100-continue"}}) {
     auto answer = client->post("/mcp", {header}, "{}", "application/json", {});
     REQUIRE_FALSE(answer.is_ok());
     CHECK(answer.error().code() == errc::out_of_range);
@@ -377,4 +391,48 @@ TEST_CASE("https: an untrusted certificate or one naming another host is refused
   auto refused = http_client::create(policy, *checked, {*ip_address::parse("127.0.0.1")}, opts);
   REQUIRE_FALSE(refused.is_ok());
   CHECK(refused.error().code() == errc::out_of_range);
+}
+
+TEST_CASE("a reused connection the server drops as the request arrives is retried once, fresh") {
+  scripted_server server{{{ok_json("[1]")}, {"", false, false, true}, {ok_json("[2]")}}};
+  auto client = client_for(server.port);
+  std::string body;
+  REQUIRE(post(*client, body).is_ok());
+  auto second = post(*client, body);
+  REQUIRE_MESSAGE(second.is_ok(), second.error().message());
+  CHECK(body == "[2]");
+  CHECK(server.accepted == 2);
+  CHECK(server.requests == 3);
+}
+
+TEST_CASE("a fresh connection dropped without an answer is not retried") {
+  scripted_server server{{{"", false, false, true}, {ok_json("[2]")}}};
+  auto client = client_for(server.port);
+  std::string body;
+  auto answer = post(*client, body);
+  REQUIRE_FALSE(answer.is_ok());
+  CHECK(answer.error().message() == "http request failed: connection closed before an answer");
+  CHECK(server.requests == 1);
+}
+
+TEST_CASE("interim answers are bounded") {
+  std::string many;
+  for (int i = 0; i < 9; ++i)
+    many += "HTTP/1.1 100 Continue\r\n\r\n";
+  CHECK(failure_of(many + ok_json("{}"), errc::unavailable)
+        == "http request failed: more than 8 interim answers");
+}
+
+TEST_CASE("a cancelled answer delimited by the connection's end is cancelled, not whole") {
+  scripted_server server{{{"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n: hi\n\n"}}};
+  auto client = client_for(server.port);
+  std::string body;
+  auto answer = client->post("/mcp", {}, "{}", "application/json", [&](std::string_view chunk) {
+    body.append(chunk);
+    client->cancel(); // as another thread would: the socket is shut down
+    return true;
+  });
+  REQUIRE_FALSE(answer.is_ok());
+  CHECK(answer.error().message() == "cancelled");
+  CHECK(body == ": hi\n\n");
 }
