@@ -767,6 +767,22 @@ result<http_response> http_client::read_response(std::unique_ptr<wire>& conn, co
   return out;
 }
 
+bool http_client::still_open(wire& conn) {
+  pollfd polled{conn.fd, POLLIN, 0};
+  if (::poll(&polled, 1, 0) == 0)
+    return conn.ssl == nullptr || SSL_pending(conn.ssl) == 0;
+  if (conn.ssl == nullptr)
+    return false;
+  // Over TLS the bytes may be the server's session tickets, sent after the
+  // handshake: read them; the connection stays usable if that is all.
+  char byte = 0;
+  ERR_clear_error();
+  const int got = SSL_read(conn.ssl, &byte, 1);
+  const bool only_handshake = got <= 0 && SSL_get_error(conn.ssl, got) == SSL_ERROR_WANT_READ;
+  ERR_clear_error();
+  return only_handshake;
+}
+
 result<http_response> http_client::post(const std::string& path, const http_header_list& headers,
                                         const std::string& body, const std::string& content_type,
                                         const chunk_handler& on_chunk) {
@@ -826,14 +842,11 @@ result<http_response> http_client::send(const std::string& method, const std::st
       // A kept-alive connection, unless the server closed it (or sent
       // anything unasked) since: then a fresh one.
       std::unique_ptr<wire> conn = std::move(idle_);
+      if (conn && !still_open(*conn))
+        conn.reset();
       if (conn) {
-        pollfd polled{conn->fd, POLLIN, 0};
-        if (::poll(&polled, 1, 0) != 0 || (conn->ssl != nullptr && SSL_pending(conn->ssl) > 0))
-          conn.reset();
-        else {
-          std::lock_guard<std::mutex> guard{socket_mtx_};
-          socket_ = conn->fd;
-        }
+        std::lock_guard<std::mutex> guard{socket_mtx_};
+        socket_ = conn->fd;
       }
       const bool reused = conn != nullptr;
       if (!conn) {

@@ -109,7 +109,8 @@ public:
     /// Largest response body, counted after decompression. Default 16 MiB,
     /// at most 1 GiB.
     std::size_t max_body_bytes = std::size_t{16} << 20;
-    /// TCP_NODELAY: without it httplib waits out delayed ACKs (TOOLCHAIN.md).
+    /// TCP_NODELAY: a request goes out at once, not behind the previous
+    /// write's acknowledgement (Nagle's algorithm).
     bool tcp_nodelay = true;
     /// Reuse the connection between requests.
     bool keep_alive = true;
@@ -178,6 +179,8 @@ private:
   result<http_response> read_response(std::unique_ptr<wire>& conn, const timing& limits,
                                       const chunk_handler& on_chunk, bool& answered);
   status wait_io(wire& conn, short events, const timing& limits);
+  /// Whether an idle kept-alive connection may carry the next request.
+  bool still_open(wire& conn);
   status io_failure(std::string what) const;
   void forget_socket(int fd);
 

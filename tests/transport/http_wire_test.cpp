@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -321,10 +322,21 @@ struct tls_server {
   httplib::SSLServer svr{files.certificate.c_str(), files.key.c_str()};
   std::thread listener;
   uint16_t port = 0;
+  std::mutex mtx;
+  std::vector<int> client_ports; ///< the client's port per request: one per connection
+
+  std::vector<int> ports() {
+    std::lock_guard<std::mutex> guard{mtx};
+    return client_ports;
+  }
 
   tls_server() {
     REQUIRE(svr.is_valid());
-    svr.Post("/mcp", [](const httplib::Request& req, httplib::Response& res) {
+    svr.Post("/mcp", [this](const httplib::Request& req, httplib::Response& res) {
+      {
+        std::lock_guard<std::mutex> guard{mtx};
+        client_ports.push_back(req.remote_port);
+      }
       res.set_content("{\"echo\":" + req.body + "}", "application/json");
     });
     const int bound = svr.bind_to_any_port("127.0.0.1");
@@ -350,13 +362,21 @@ TEST_CASE("https: a certificate from a trusted authority naming the host is acce
   for (const std::string host : {"localhost", "127.0.0.1"}) {
     auto client = client_for(server.port, opts, "https", host);
     std::string body;
-    for (int round = 0; round < 2; ++round) {
+    for (int round = 0; round < 3; ++round) {
       auto answer = post(*client, body);
       REQUIRE_MESSAGE(answer.is_ok(), answer.error().message());
       CHECK(answer->status == 200);
       CHECK(body == "{\"echo\":{}}");
     }
   }
+  // Each client's three requests shared one connection.
+  auto ports = server.ports();
+  REQUIRE(ports.size() == 6);
+  CHECK(ports[0] == ports[1]);
+  CHECK(ports[1] == ports[2]);
+  CHECK(ports[3] == ports[4]);
+  CHECK(ports[4] == ports[5]);
+  CHECK(ports[0] != ports[3]);
 }
 
 TEST_CASE("https: an untrusted certificate or one naming another host is refused") {
