@@ -51,13 +51,6 @@ std::string host_header(const parsed_url& url) {
   return host;
 }
 
-bool iequals(std::string_view lhs, std::string_view rhs) {
-  return lhs.size() == rhs.size()
-         && std::equal(lhs.begin(), lhs.end(), rhs.begin(), [](unsigned char a, unsigned char b) {
-              return std::tolower(a) == std::tolower(b);
-            });
-}
-
 std::string_view trim(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t'))
     text.remove_prefix(1);
@@ -81,7 +74,7 @@ bool is_framing_field(std::string_view name) {
     "trailer",      "upgrade",         "expect",
     "content-type", "proxy-connection"};
   return std::any_of(std::begin(reserved), std::end(reserved),
-                     [name](std::string_view field) { return iequals(name, field); });
+                     [name](std::string_view field) { return equals_ignoring_case(name, field); });
 }
 
 /// Interim (1xx) answers passed over before one is refused.
@@ -169,6 +162,13 @@ struct http_client::timing {
   milliseconds idle;     ///< the inactivity limit of one wait
   const char* idle_what; ///< what an idle timeout is called
 };
+
+bool equals_ignoring_case(std::string_view lhs, std::string_view rhs) {
+  return lhs.size() == rhs.size()
+         && std::equal(lhs.begin(), lhs.end(), rhs.begin(), [](unsigned char a, unsigned char b) {
+              return std::tolower(a) == std::tolower(b);
+            });
+}
 
 std::string header_name_key(std::string_view name) {
   std::string out(name);
@@ -595,7 +595,7 @@ result<http_response> http_client::read_response(std::unique_ptr<wire>& conn, co
   if (out.status >= 300 && out.status < 400)
     return status::error(errc::forbidden, "redirects are refused");
   if (auto coding = out.header("content-encoding");
-      !coding.empty() && !iequals(trim(coding), "identity"))
+      !coding.empty() && !equals_ignoring_case(trim(coding), "identity"))
     return io_failure("response in a content coding other than identity");
 
   // Framing (RFC 9112 section 6.3).
@@ -605,7 +605,7 @@ result<http_response> http_client::read_response(std::unique_ptr<wire>& conn, co
     frame = framing::none;
   } else if (out.headers.count("transfer-encoding") > 0) {
     if (out.headers.count("transfer-encoding") != 1
-        || !iequals(trim(out.header("transfer-encoding")), "chunked"))
+        || !equals_ignoring_case(trim(out.header("transfer-encoding")), "chunked"))
       return io_failure("unsupported transfer coding");
     frame = framing::chunked;
   } else if (out.headers.count("content-length") > 0) {
@@ -822,7 +822,7 @@ result<http_response> http_client::send(const std::string& method, const std::st
     for (const auto& [name, value] : headers) {
       if (!is_http_token(name) || !is_field_value(value) || is_framing_field(name))
         return status::error(errc::out_of_range, "request header is malformed");
-      has_encoding = has_encoding || iequals(name, "accept-encoding");
+      has_encoding = has_encoding || equals_ignoring_case(name, "accept-encoding");
       request.append(name).append(": ").append(value).append("\r\n");
     }
     if (!has_encoding)

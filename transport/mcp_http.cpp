@@ -35,14 +35,6 @@ constexpr std::array<std::string_view, 7> reserved_headers = {
   "mcp-session-id", "mcp-protocol-version", "last-event-id",
 };
 
-bool equals_ignoring_case(std::string_view lhs, std::string_view rhs) {
-  return lhs.size() == rhs.size()
-         && std::equal(lhs.begin(), lhs.end(), rhs.begin(), [](char left, char right) {
-              return std::tolower(static_cast<unsigned char>(left))
-                     == std::tolower(static_cast<unsigned char>(right));
-            });
-}
-
 bool is_reserved(std::string_view name) {
   return std::any_of(
     reserved_headers.begin(), reserved_headers.end(),

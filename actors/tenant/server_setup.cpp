@@ -7,6 +7,7 @@
 
 #include "actors/mcp/discovery.hpp"
 #include "config/presets.hpp"
+#include "transport/http_client.hpp"
 
 namespace voxos::server_setup {
 
@@ -78,13 +79,6 @@ result<std::string> optional_string(const json& body, const char* key) {
   if (!found->is_string())
     return status::error(errc::wrong_type, std::string{key} + ": expected a string");
   return found->get<std::string>();
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x))
-                  == std::tolower(static_cast<unsigned char>(y));
-         });
 }
 
 } // namespace
@@ -161,13 +155,13 @@ result<new_server> from_request(const json& body, const url_policy& policy,
         return status::error(errc::out_of_range, "headers: this preset takes none");
       break;
     case auth_mode::static_bearer:
-      if (headers.size() != 1 || !iequals(headers.front().first, "Authorization")
+      if (headers.size() != 1 || !equals_ignoring_case(headers.front().first, "Authorization")
           || headers.front().second.rfind("Bearer ", 0) != 0)
         return status::error(errc::missing_field,
                              "headers: this preset needs exactly an Authorization: Bearer header");
       break;
     case auth_mode::api_key_header:
-      if (headers.size() != 1 || !iequals(headers.front().first, p->api_key_header))
+      if (headers.size() != 1 || !equals_ignoring_case(headers.front().first, p->api_key_header))
         return status::error(errc::missing_field,
                              "headers: this preset needs exactly its API-key header");
       break;
