@@ -18,6 +18,8 @@
 #include <csignal>
 #include <cstring>
 #include <exception>
+#include <iterator>
+#include <map>
 #include <optional>
 #include <system_error>
 
@@ -128,6 +130,34 @@ struct http_client::tls_context {
     if (ctx != nullptr)
       SSL_CTX_free(ctx);
   }
+
+  /// The context trusting `ca_file` (empty: the system's store), made on
+  /// first use and shared while a client holds it. An SSL_CTX serves
+  /// SSL_new from any thread once set up.
+  static result<std::shared_ptr<const tls_context>> for_ca_file(const std::string& ca_file) {
+    static std::mutex mtx;
+    static std::map<std::string, std::weak_ptr<const tls_context>> made;
+    std::lock_guard<std::mutex> guard{mtx};
+    if (auto live = made[ca_file].lock())
+      return live;
+    auto tls = std::make_shared<tls_context>();
+    tls->ctx = SSL_CTX_new(TLS_client_method());
+    if (tls->ctx == nullptr)
+      return status::error(errc::internal, "tls context could not be created");
+    SSL_CTX_set_min_proto_version(tls->ctx, TLS1_2_VERSION);
+    SSL_CTX_set_verify(tls->ctx, SSL_VERIFY_PEER, nullptr);
+    const bool loaded = ca_file.empty()
+                          ? SSL_CTX_set_default_verify_paths(tls->ctx) == 1
+                          : SSL_CTX_load_verify_locations(tls->ctx, ca_file.c_str(), nullptr) == 1;
+    ERR_clear_error();
+    if (!loaded)
+      return status::error(errc::out_of_range, "ca_file: not a readable PEM file of certificates");
+    // Entries of contexts no client holds any more go as new ones come.
+    for (auto it = made.begin(); it != made.end();)
+      it = it->second.expired() && it->first != ca_file ? made.erase(it) : std::next(it);
+    made[ca_file] = tls;
+    return std::shared_ptr<const tls_context>{std::move(tls)};
+  }
 };
 
 struct http_client::wire {
@@ -221,19 +251,10 @@ result<std::unique_ptr<http_client>> http_client::create(const url_policy& polic
     return status::error(errc::internal, "http client could not be created");
   }
   if (url.url.scheme == "https") {
-    client->tls_ = std::make_unique<tls_context>();
-    auto* ctx = SSL_CTX_new(TLS_client_method());
-    if (ctx == nullptr)
-      return status::error(errc::internal, "tls context could not be created");
-    client->tls_->ctx = ctx;
-    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
-    const bool loaded = opts.ca_file.empty()
-                          ? SSL_CTX_set_default_verify_paths(ctx) == 1
-                          : SSL_CTX_load_verify_locations(ctx, opts.ca_file.c_str(), nullptr) == 1;
-    ERR_clear_error();
-    if (!loaded)
-      return status::error(errc::out_of_range, "ca_file: not a readable PEM file of certificates");
+    auto tls = tls_context::for_ca_file(client->opts_.ca_file);
+    if (!tls)
+      return tls.error();
+    client->tls_ = std::move(*tls);
   }
   return client;
 }

@@ -194,7 +194,9 @@ private:
   uint16_t port_ = 0;
   std::vector<ip_address> addrs_;
   std::size_t next_addr_ = 0; ///< the address that last connected
-  std::unique_ptr<tls_context> tls_;
+  /// Shared by every https client trusting the same CA file (or the
+  /// system's store) while any of them lives: loaded once, CA lookups cached.
+  std::shared_ptr<const tls_context> tls_;
   std::unique_ptr<wire> idle_; ///< the kept-alive connection between requests
   std::mutex socket_mtx_;      ///< guards socket_ against cancel()
   int socket_ = -1;            ///< the socket in use, shut down by cancel()
