@@ -38,10 +38,8 @@ bool is_reserved_header(std::string_view name) {
                                                   "proxy-authorization",
                                                   "accept-encoding",
                                                   "cookie"};
-  std::string lower{name};
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return std::find(std::begin(reserved), std::end(reserved), lower) != std::end(reserved);
+  return std::any_of(std::begin(reserved), std::end(reserved),
+                     [name](std::string_view field) { return equals_ignoring_case(name, field); });
 }
 
 bool is_header_value(std::string_view text) {
