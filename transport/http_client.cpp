@@ -788,20 +788,11 @@ result<http_response> http_client::read_response(std::unique_ptr<wire>& conn, co
   return out;
 }
 
-bool http_client::still_open(wire& conn) {
+bool http_client::still_open(const wire& conn) {
+  // Anything readable on an idle connection is the server's close or bytes
+  // nobody asked for (a late TLS session ticket included): a fresh one then.
   pollfd polled{conn.fd, POLLIN, 0};
-  if (::poll(&polled, 1, 0) == 0)
-    return conn.ssl == nullptr || SSL_pending(conn.ssl) == 0;
-  if (conn.ssl == nullptr)
-    return false;
-  // Over TLS the bytes may be the server's session tickets, sent after the
-  // handshake: read them; the connection stays usable if that is all.
-  char byte = 0;
-  ERR_clear_error();
-  const int got = SSL_read(conn.ssl, &byte, 1);
-  const bool only_handshake = got <= 0 && SSL_get_error(conn.ssl, got) == SSL_ERROR_WANT_READ;
-  ERR_clear_error();
-  return only_handshake;
+  return ::poll(&polled, 1, 0) == 0 && (conn.ssl == nullptr || SSL_pending(conn.ssl) == 0);
 }
 
 result<http_response> http_client::post(const std::string& path, const http_header_list& headers,

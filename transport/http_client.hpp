@@ -183,7 +183,7 @@ private:
                                       const chunk_handler& on_chunk, bool& answered);
   status wait_io(wire& conn, short events, const timing& limits);
   /// Whether an idle kept-alive connection may carry the next request.
-  bool still_open(wire& conn);
+  static bool still_open(const wire& conn);
   status io_failure(std::string what) const;
   void forget_socket(int fd);
 
