@@ -74,11 +74,11 @@ gated_store(event_store_actor::stateful_pointer<gated_store_state> self) {
 TEST_CASE("a round open when the store refuses the previous round's activity fails at once") {
   auto peer = test::start_sdk_peer({"--json"});
   REQUIRE_MESSAGE(peer->up(), peer->error_output());
+  node_metrics metrics; // outlives the actor system, whose actors count in it
   caf::actor_system_config cfg;
   register_types(cfg);
   set_io_bound_scheduler(cfg);
   caf::actor_system sys{cfg};
-  node_metrics metrics;
 
   auto policy = std::make_shared<const url_policy>(
     std::vector<node_config::registered_url>{{peer->url(), "mcp"}});
