@@ -121,7 +121,7 @@ public:
   /// Builds the lookup once every name is added.
   void seal();
   /// Index of `key`, or -1.
-  int find(std::string_view key) const noexcept {
+  [[gnu::always_inline]] int find(std::string_view key) const noexcept {
     if (small_count_) {
       for (size_t idx = 0; idx < small_count_; ++idx)
         if (small_sizes_[idx] == key.size() && same_bytes(small_data_[idx], key.data(), key.size()))
@@ -1867,7 +1867,7 @@ inline bool type_matches(uint8_t types, element_type kind, element value) {
 }
 
 /// The boolean check of a leaf node (no subschemas).
-bool leaf_valid(const schema_node& node, element value) {
+[[gnu::always_inline]] inline bool leaf_valid(const schema_node& node, element value) {
   element_type kind = value.type();
   if (node.leaf_type_only)
     return type_matches(node.types, kind, value);
