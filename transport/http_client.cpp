@@ -165,16 +165,18 @@ struct http_client::wire {
   int fd = -1;
   SSL* ssl = nullptr;
   bool peer_gone = false; ///< the server closed or reset the connection
-  std::string buf;        ///< bytes read and not yet used, from `pos`
-  std::size_t pos = 0;    ///< the first unused byte of `buf`
+  /// Bytes read: [pos, end) not yet used, of `capacity` (not zeroed: a
+  /// read fills what it returns).
+  std::unique_ptr<char[]> buf;
+  std::size_t capacity = 0;
+  std::size_t pos = 0;
+  std::size_t end = 0;
 
-  std::string_view unread() const { return std::string_view{buf}.substr(pos); }
+  std::string_view unread() const { return {buf.get() + pos, end - pos}; }
   void consume(std::size_t count) {
     pos += count;
-    if (pos == buf.size()) {
-      buf.clear();
-      pos = 0;
-    }
+    if (pos == end)
+      pos = end = 0;
   }
 
   ~wire() {
@@ -528,16 +530,25 @@ result<std::size_t> http_client::read_some(wire& conn, char* out, std::size_t ca
 /// Reads more bytes into the connection's buffer: false at the end of the
 /// stream.
 result<bool> http_client::fill(wire& conn, const timing& limits) {
-  if (conn.pos > 0 && conn.pos >= conn.buf.size() / 2) {
-    conn.buf.erase(0, conn.pos);
+  // Room for a block: used bytes dropped first, then the buffer grown (the
+  // callers bound what stays unread: a head, a chunk-size line).
+  if (conn.pos > 0 && conn.capacity - conn.end < read_block) {
+    std::memmove(conn.buf.get(), conn.buf.get() + conn.pos, conn.end - conn.pos);
+    conn.end -= conn.pos;
     conn.pos = 0;
   }
-  const std::size_t had = conn.buf.size();
-  conn.buf.resize(had + read_block);
-  auto got = read_some(conn, conn.buf.data() + had, read_block, limits);
-  conn.buf.resize(had + (got ? *got : 0));
+  if (conn.capacity - conn.end < read_block) {
+    const std::size_t grown = std::max(conn.capacity * 2, conn.end + read_block);
+    std::unique_ptr<char[]> bigger{new char[grown]};
+    if (conn.end > 0)
+      std::memcpy(bigger.get(), conn.buf.get(), conn.end);
+    conn.buf = std::move(bigger);
+    conn.capacity = grown;
+  }
+  auto got = read_some(conn, conn.buf.get() + conn.end, read_block, limits);
   if (!got)
     return got.error();
+  conn.end += *got;
   return *got > 0;
 }
 
@@ -672,9 +683,8 @@ result<http_response> http_client::read_response(std::unique_ptr<wire>& conn, co
       return status::error(errc::unavailable, "cancelled");
     if (clock_type::now() >= limits.deadline)
       return status::error(errc::unavailable, "deadline exceeded");
-    received += piece.size();
-    if (received > opts_.max_body_bytes)
-      return status::error(errc::body_too_large, "response body exceeds the limit");
+    if (auto charged = charge(piece.size()); !charged.is_ok())
+      return charged;
     if (on_chunk && !on_chunk(piece))
       return status::error(errc::unavailable, "cancelled");
     return status::ok();
@@ -697,17 +707,37 @@ result<http_response> http_client::read_response(std::unique_ptr<wire>& conn, co
     want -= piece.size();
     return true;
   };
-  switch (frame) {
-  case framing::none:
-    break;
-  case framing::length:
-    while (length > 0) {
-      auto going = pass_on(length);
+  // Hands on exactly `count` bytes.
+  auto pass_exactly = [&](uint64_t count) -> status {
+    while (count > 0) {
+      auto going = pass_on(count);
       if (!going)
         return going.error();
       if (!*going)
         return io_failure("connection closed in the response body");
     }
+    return status::ok();
+  };
+  // The next line of a chunked body (a size, a chunk's end, a trailer).
+  auto chunk_line = [&]() -> result<std::pair<std::string_view, std::size_t>> {
+    for (;;) {
+      if (auto line = next_line(conn->unread(), 0))
+        return *line;
+      if (conn->unread().size() > max_chunk_line)
+        return io_failure("malformed chunk");
+      auto more = fill(*conn, limits);
+      if (!more)
+        return more.error();
+      if (!*more)
+        return io_failure("connection closed in the response body");
+    }
+  };
+  switch (frame) {
+  case framing::none:
+    break;
+  case framing::length:
+    if (auto passed = pass_exactly(length); !passed.is_ok())
+      return passed;
     break;
   case framing::until_close:
     for (;;) {
@@ -722,16 +752,9 @@ result<http_response> http_client::read_response(std::unique_ptr<wire>& conn, co
   case framing::chunked:
     for (bool last = false; !last;) {
       // The size line: hex digits, then optional extensions.
-      std::optional<std::pair<std::string_view, std::size_t>> line;
-      while (!(line = next_line(conn->unread(), 0))) {
-        if (conn->unread().size() > max_chunk_line)
-          return io_failure("malformed chunk");
-        auto more = fill(*conn, limits);
-        if (!more)
-          return more.error();
-        if (!*more)
-          return io_failure("connection closed in the response body");
-      }
+      auto line = chunk_line();
+      if (!line)
+        return line.error();
       auto size_text = trim(line->first.substr(0, line->first.find(';')));
       uint64_t size = 0;
       auto [end, ec] =
@@ -747,25 +770,14 @@ result<http_response> http_client::read_response(std::unique_ptr<wire>& conn, co
         return charged;
       conn->consume(line->second);
       last = size == 0;
-      while (size > 0) {
-        auto going = pass_on(size);
-        if (!going)
-          return going.error();
-        if (!*going)
-          return io_failure("connection closed in the response body");
-      }
+      if (auto passed = pass_exactly(size); !passed.is_ok())
+        return passed;
       // After a chunk its CRLF; after the last, trailer fields up to an
       // empty line (read and dropped).
       for (;;) {
-        while (!(line = next_line(conn->unread(), 0))) {
-          if (conn->unread().size() > max_chunk_line)
-            return io_failure("malformed chunk");
-          auto more = fill(*conn, limits);
-          if (!more)
-            return more.error();
-          if (!*more)
-            return io_failure("connection closed in the response body");
-        }
+        line = chunk_line();
+        if (!line)
+          return line.error();
         if (line->second > head_budget)
           return io_failure("response head exceeds 64 KiB");
         head_budget -= line->second;
