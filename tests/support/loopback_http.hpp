@@ -3,6 +3,10 @@
 // so loopback is allowed. For transport tests that script a peer's answers.
 #pragma once
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -53,10 +57,28 @@ struct loopback_server {
   }
 };
 
-/// A client for http://127.0.0.1:`port` (the origin; any path), pinned to
-/// 127.0.0.1.
-inline std::unique_ptr<http_client> loopback_client(uint16_t port, http_client::options opts = {}) {
-  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/mcp";
+/// A plain listening TCP socket on 127.0.0.1 at a port the kernel picks:
+/// its descriptor (the caller closes it) and that port. Connections to it
+/// complete in the kernel whether or not anyone accepts them.
+inline std::pair<int, uint16_t> loopback_listener() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  REQUIRE(::listen(fd, 4) == 0);
+  socklen_t len = sizeof(addr);
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  return {fd, ntohs(addr.sin_port)};
+}
+
+/// A client for `scheme`://`host`:`port` (the origin; any path), pinned to
+/// 127.0.0.1 whatever the host is called.
+inline std::unique_ptr<http_client> loopback_client(uint16_t port, http_client::options opts = {},
+                                                    const std::string& scheme = "http",
+                                                    const std::string& host = "127.0.0.1") {
+  const std::string url = scheme + "://" + host + ":" + std::to_string(port) + "/mcp";
   const url_policy policy{{{url, "mcp"}}};
   auto checked = policy.check(url, "mcp");
   REQUIRE_MESSAGE(checked.is_ok(), checked.error().message());

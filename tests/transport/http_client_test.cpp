@@ -13,8 +13,11 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 
 #include <httplib.h>
+
+#include "support/loopback_http.hpp"
 
 using std::chrono::milliseconds;
 using voxos::errc;
@@ -297,20 +300,10 @@ namespace {
 /// A listening socket that is never accepted from: the kernel completes the
 /// handshake and the request is written, but no byte ever comes back.
 struct silent_listener {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  int fd = -1;
   uint16_t port = 0;
 
-  silent_listener() {
-    REQUIRE(fd >= 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-    REQUIRE(::listen(fd, 4) == 0);
-    socklen_t len = sizeof(addr);
-    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-    port = ntohs(addr.sin_port);
-  }
+  silent_listener() { std::tie(fd, port) = voxos::test::loopback_listener(); }
   ~silent_listener() { ::close(fd); }
 };
 

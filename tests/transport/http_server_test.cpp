@@ -17,6 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/loopback_http.hpp"
+
 using voxos::errc;
 using voxos::http_server;
 
@@ -290,16 +292,7 @@ TEST_CASE("two servers on port 0 get different ports") {
 
 TEST_CASE("start on a port a plain socket holds fails with unavailable") {
   // A listening socket without SO_REUSEPORT on an ephemeral port.
-  int holder = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(holder >= 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(holder, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-  REQUIRE(::listen(holder, 4) == 0);
-  socklen_t addr_len = sizeof(addr);
-  REQUIRE(::getsockname(holder, reinterpret_cast<sockaddr*>(&addr), &addr_len) == 0);
-  auto held_port = ntohs(addr.sin_port);
+  auto [holder, held_port] = voxos::test::loopback_listener();
 
   auto opts = small();
   opts.port = held_port;

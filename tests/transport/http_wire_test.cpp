@@ -21,10 +21,12 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <httplib.h>
 
+#include "support/loopback_http.hpp"
 #include "support/temp_dir.hpp"
 #include "support/test_certs.hpp"
 
@@ -32,6 +34,7 @@ using voxos::errc;
 using voxos::http_client;
 using voxos::ip_address;
 using voxos::url_policy;
+using voxos::test::loopback_client;
 
 namespace {
 
@@ -50,16 +53,7 @@ struct scripted_reply {
 class scripted_server {
 public:
   explicit scripted_server(std::vector<scripted_reply> replies) : replies_(std::move(replies)) {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    REQUIRE(listen_fd_ >= 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-    REQUIRE(::listen(listen_fd_, 4) == 0);
-    socklen_t len = sizeof(addr);
-    REQUIRE(::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-    port = ntohs(addr.sin_port);
+    std::tie(listen_fd_, port) = voxos::test::loopback_listener();
     thread_ = std::thread([this] { serve(); });
   }
   ~scripted_server() {
@@ -138,20 +132,6 @@ private:
   std::thread thread_;
 };
 
-/// A client for `scheme`://`host`:`port`/mcp (registered, so loopback is
-/// allowed), pinned to 127.0.0.1.
-std::unique_ptr<http_client> client_for(uint16_t port, http_client::options opts = {},
-                                        const std::string& scheme = "http",
-                                        const std::string& host = "127.0.0.1") {
-  const std::string url = scheme + "://" + host + ":" + std::to_string(port) + "/mcp";
-  const url_policy policy{{{url, "mcp"}}};
-  auto checked = policy.check(url, "mcp");
-  REQUIRE_MESSAGE(checked.is_ok(), checked.error().message());
-  auto client = http_client::create(policy, *checked, {*ip_address::parse("127.0.0.1")}, opts);
-  REQUIRE_MESSAGE(client.is_ok(), client.error().message());
-  return std::move(client).value();
-}
-
 /// POSTs `{}` and returns the answer, collecting the body into `body`.
 voxos::result<voxos::http_response> post(http_client& client, std::string& body) {
   body.clear();
@@ -169,7 +149,7 @@ std::string ok_json(const std::string& json) {
 /// The message a scripted reply ends with (it must fail).
 std::string failure_of(const std::string& reply, errc expected) {
   scripted_server server{{{reply, true}}};
-  auto client = client_for(server.port);
+  auto client = loopback_client(server.port);
   std::string body;
   auto answer = post(*client, body);
   REQUIRE_FALSE(answer.is_ok());
@@ -187,7 +167,7 @@ TEST_CASE("a chunked answer trickled a byte at a time, with extensions and trail
                            "7\r\n, world\r\n"
                            "0\r\nX-Trailer: yes\r\n\r\n",
                            false, true}}};
-  auto client = client_for(server.port);
+  auto client = loopback_client(server.port);
   std::string body;
   auto answer = post(*client, body);
   REQUIRE_MESSAGE(answer.is_ok(), answer.error().message());
@@ -200,7 +180,7 @@ TEST_CASE("interim 1xx answers are passed over") {
   scripted_server server{
     {{"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: x\r\n\r\n"
       + ok_json("{\"a\":1}")}}};
-  auto client = client_for(server.port);
+  auto client = loopback_client(server.port);
   std::string body;
   auto answer = post(*client, body);
   REQUIRE_MESSAGE(answer.is_ok(), answer.error().message());
@@ -210,7 +190,7 @@ TEST_CASE("interim 1xx answers are passed over") {
 
 TEST_CASE("answers share one kept-alive connection; one closed by the server is replaced") {
   scripted_server server{{{ok_json("[1]")}, {ok_json("[2]"), true}, {ok_json("[3]")}}};
-  auto client = client_for(server.port);
+  auto client = loopback_client(server.port);
   std::string body;
   REQUIRE(post(*client, body).is_ok());
   CHECK(body == "[1]");
@@ -231,7 +211,7 @@ TEST_CASE("an answer without a length ends with the connection, which is not reu
   scripted_server server{
     {{"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{\"x\":1}", true},
      {"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}"}}};
-  auto client = client_for(server.port);
+  auto client = loopback_client(server.port);
   std::string body;
   auto first = post(*client, body);
   REQUIRE_MESSAGE(first.is_ok(), first.error().message());
@@ -286,7 +266,7 @@ TEST_CASE("a malformed answer fails naming what is wrong with it, never its cont
 
 TEST_CASE("a request header that would split the request is refused before anything is sent") {
   scripted_server server{{{ok_json("{}")}}};
-  auto client = client_for(server.port);
+  auto client = loopback_client(server.port);
   for (const auto& header :
        std::vector<std::pair<std::string, std::string>>{{"X-Evil", "a\r\nInjected: 1"},
                                                         {"X-Evil", "a\nb"},
@@ -360,7 +340,7 @@ TEST_CASE("https: a certificate from a trusted authority naming the host is acce
   http_client::options opts;
   opts.ca_file = server.ca.certificate().string();
   for (const std::string host : {"localhost", "127.0.0.1"}) {
-    auto client = client_for(server.port, opts, "https", host);
+    auto client = loopback_client(server.port, opts, "https", host);
     std::string body;
     for (int round = 0; round < 3; ++round) {
       auto answer = post(*client, body);
@@ -382,7 +362,7 @@ TEST_CASE("https: a certificate from a trusted authority naming the host is acce
 TEST_CASE("https: an untrusted certificate or one naming another host is refused") {
   tls_server server;
   // The system's trust store does not know the test's authority.
-  auto untrusted = client_for(server.port, {}, "https", "localhost");
+  auto untrusted = loopback_client(server.port, {}, "https", "localhost");
   std::string body;
   auto answer = post(*untrusted, body);
   REQUIRE_FALSE(answer.is_ok());
@@ -394,7 +374,7 @@ TEST_CASE("https: an untrusted certificate or one naming another host is refused
   // Trusted, but the certificate does not name the URL's host.
   http_client::options opts;
   opts.ca_file = server.ca.certificate().string();
-  auto other_name = client_for(server.port, opts, "https", "mcp.invalid");
+  auto other_name = loopback_client(server.port, opts, "https", "mcp.invalid");
   auto mismatch = post(*other_name, body);
   REQUIRE_FALSE(mismatch.is_ok());
   CHECK(
@@ -415,7 +395,7 @@ TEST_CASE("https: an untrusted certificate or one naming another host is refused
 
 TEST_CASE("a reused connection the server drops as the request arrives is retried once, fresh") {
   scripted_server server{{{ok_json("[1]")}, {"", false, false, true}, {ok_json("[2]")}}};
-  auto client = client_for(server.port);
+  auto client = loopback_client(server.port);
   std::string body;
   REQUIRE(post(*client, body).is_ok());
   auto second = post(*client, body);
@@ -427,7 +407,7 @@ TEST_CASE("a reused connection the server drops as the request arrives is retrie
 
 TEST_CASE("a fresh connection dropped without an answer is not retried") {
   scripted_server server{{{"", false, false, true}, {ok_json("[2]")}}};
-  auto client = client_for(server.port);
+  auto client = loopback_client(server.port);
   std::string body;
   auto answer = post(*client, body);
   REQUIRE_FALSE(answer.is_ok());
@@ -445,7 +425,7 @@ TEST_CASE("interim answers are bounded") {
 
 TEST_CASE("a cancelled answer delimited by the connection's end is cancelled, not whole") {
   scripted_server server{{{"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n: hi\n\n"}}};
-  auto client = client_for(server.port);
+  auto client = loopback_client(server.port);
   std::string body;
   auto answer = client->post("/mcp", {}, "{}", "application/json", [&](std::string_view chunk) {
     body.append(chunk);
