@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <optional>
 #include <regex>
@@ -14,6 +15,8 @@
 #include <utility>
 
 #include <simdjson.h>
+
+#include "transport/json_tape.hpp"
 
 namespace voxos {
 
@@ -120,11 +123,20 @@ public:
   size_t add(const std::string& name);
   /// Builds the lookup once every name is added.
   void seal();
-  /// Index of `key`, or -1.
+  /// Index of `key`, or -1. `key` is a string of a simdjson document: at
+  /// least 8 bytes from its start are readable (its string buffer is padded).
   [[gnu::always_inline]] int find(std::string_view key) const noexcept {
     if (small_count_) {
+      // the first 8 bytes (fewer, zero-filled, for a shorter key) decide
+      // most names; longer names compare the rest
+      uint64_t head;
+      std::memcpy(&head, key.data(), sizeof head);
+      if (key.size() < 8)
+        head &= (uint64_t{1} << (key.size() * 8)) - 1;
       for (size_t idx = 0; idx < small_count_; ++idx)
-        if (small_sizes_[idx] == key.size() && same_bytes(small_data_[idx], key.data(), key.size()))
+        if (small_heads_[idx] == head && small_sizes_[idx] == key.size()
+            && (key.size() <= 8
+                || same_bytes(small_data_[idx] + 8, key.data() + 8, key.size() - 8)))
           return static_cast<int>(idx);
       return -1;
     }
@@ -168,12 +180,22 @@ private:
   std::vector<int32_t> slots_; ///< open addressing, -1 empty
   size_t mask_ = 0;
   unsigned shift_ = 61;
-  // up to 8 names shorter than 256 bytes: a scan of their sizes
+  // up to 8 names shorter than 256 bytes: a scan of their first bytes and sizes
   static constexpr size_t small_names = 8;
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "a key's first bytes are its low bits");
   size_t small_count_ = 0;
+  std::array<uint64_t, small_names> small_heads_{};
   std::array<uint8_t, small_names> small_sizes_{};
   std::array<const char*, small_names> small_data_{};
   bool few_ = true;
+};
+
+/// Leaves whose keywords a short check covers (`leaf_valid`), and the rest.
+enum class leaf_shape : uint8_t {
+  general,
+  types,       ///< `type` alone
+  string_enum, ///< `enum` of strings alone, or with a `type` that allows strings
+  bounded,     ///< `type` with `minimum` and/or `maximum`
 };
 
 /// Keyword groups a node carries, so validation skips absent ones.
@@ -234,8 +256,9 @@ struct schema_node {
   bool is_boolean = false;
   bool boolean_value = true;
   bool is_leaf = false; ///< no subschema: a boolean, or type/enum/const/number/string keywords only
-  bool leaf_type_only = false; ///< a leaf with `type` alone
-  bool pure_ref = false;       ///< `$ref` alone: evaluation goes straight to the target
+  leaf_shape leaf = leaf_shape::general; ///< leaves: the short check that covers them
+  double low = 0, high = 0;              ///< leaf_shape::bounded: minimum, maximum (or infinite)
+  bool pure_ref = false;                 ///< `$ref` alone: evaluation goes straight to the target
   bool simple_object =
     false; ///< on objects: type, properties, required, dependentRequired, additionalProperties, unevaluatedProperties without in-place applicators
   bool simple_array =
@@ -689,6 +712,9 @@ void name_table::seal() {
       && std::all_of(entries_.begin(), entries_.end(),
                      [](const name_entry& entry) { return entry.name.size() < 256; })) {
     for (const auto& entry : entries_) {
+      uint64_t head = 0;
+      std::memcpy(&head, entry.name.data(), std::min<size_t>(entry.name.size(), 8));
+      small_heads_[small_count_] = head;
       small_sizes_[small_count_] = static_cast<uint8_t>(entry.name.size());
       small_data_[small_count_++] = entry.name.data();
     }
@@ -1304,8 +1330,20 @@ private:
       node.groups |= group_combinators;
     node.is_leaf = !(node.groups & (group_refs | group_object | group_array | group_combinators))
                    && !node.tracks_evaluation;
-    node.leaf_type_only =
-      node.is_leaf && node.groups == 0 && node.types && !node.enum_values && !node.const_value;
+    if (node.is_leaf && !node.is_boolean && !node.const_value) {
+      bool plain_number = node.groups == group_number && !node.exclusive_minimum
+                          && !node.exclusive_maximum && !node.multiple_of;
+      if (node.groups == 0 && node.types && !node.enum_values) {
+        node.leaf = leaf_shape::types;
+      } else if (node.groups == 0 && node.enum_values && node.enum_all_strings
+                 && (!node.types || (node.types & type_string))) {
+        node.leaf = leaf_shape::string_enum;
+      } else if (plain_number && node.types && !node.enum_values) {
+        node.leaf = leaf_shape::bounded;
+        node.low = node.minimum.value_or(-std::numeric_limits<double>::infinity());
+        node.high = node.maximum.value_or(std::numeric_limits<double>::infinity());
+      }
+    }
     node.pure_ref = node.groups == group_refs && node.ref && !node.dynamic_ref
                     && node.dynamic_ref_anchor.empty() && !node.is_resource && !node.types
                     && !node.enum_values && !node.const_value && !node.tracks_evaluation;
@@ -1556,7 +1594,7 @@ private:
 
 // --- validation ---
 
-using simdjson::dom::element;
+using element = detail::tape_value;
 using simdjson::dom::element_type;
 
 /// What a successful evaluation covered, for unevaluated*: members of the
@@ -1613,13 +1651,17 @@ void append_pointer(std::string& out, const path_link* at) {
     out += std::to_string(at->index);
     return;
   }
-  for (char c : at->key) {
-    if (c == '~')
-      out += "~0";
-    else if (c == '/')
-      out += "~1";
-    else
-      out += c;
+  // runs of plain bytes at once; '~' and '/' escaped (RFC 6901)
+  std::string_view rest = at->key;
+  for (;;) {
+    size_t plain = 0;
+    while (plain < rest.size() && rest[plain] != '~' && rest[plain] != '/')
+      ++plain;
+    out.append(rest.data(), plain);
+    if (plain == rest.size())
+      return;
+    out += rest[plain] == '~' ? "~0" : "~1";
+    rest.remove_prefix(plain + 1);
   }
 }
 
@@ -1642,7 +1684,7 @@ bool may_be_shorter(size_t bytes, size_t min_length) {
   return bytes / 4 < min_length;
 }
 
-bool is_number(element_type kind) {
+inline bool is_number(element_type kind) {
   return kind == element_type::INT64 || kind == element_type::UINT64
          || kind == element_type::DOUBLE;
 }
@@ -1664,7 +1706,7 @@ uint8_t type_bits(element value) {
   case element_type::UINT64:
     return type_number | type_integer;
   case element_type::DOUBLE: {
-    double number = value.get_double().value_unsafe();
+    double number = value.float64();
     return std::isfinite(number) && std::floor(number) == number ? type_number | type_integer
                                                                  : type_number;
   }
@@ -1684,7 +1726,7 @@ number_view number_of(element value) {
   number_view out;
   switch (value.type()) {
   case element_type::INT64: {
-    int64_t number = value.get_int64().value_unsafe();
+    int64_t number = value.int64();
     out.which = number < 0 ? number_view::kind::negative : number_view::kind::non_negative;
     out.magnitude =
       number < 0 ? uint64_t{0} - static_cast<uint64_t>(number) : static_cast<uint64_t>(number);
@@ -1693,11 +1735,11 @@ number_view number_of(element value) {
   }
   case element_type::UINT64:
     out.which = number_view::kind::non_negative;
-    out.magnitude = value.get_uint64().value_unsafe();
+    out.magnitude = value.uint64();
     out.value = static_cast<double>(out.magnitude);
     break;
   default:
-    out.value = value.get_double().value_unsafe();
+    out.value = value.float64();
   }
   return out;
 }
@@ -1735,12 +1777,12 @@ bool equal(element left, element right) {
   case element_type::NULL_VALUE:
     return true;
   case element_type::BOOL:
-    return left.get_bool().value_unsafe() == right.get_bool().value_unsafe();
+    return left.boolean() == right.boolean();
   case element_type::STRING:
-    return left.get_string().value_unsafe() == right.get_string().value_unsafe();
+    return left.string() == right.string();
   case element_type::ARRAY: {
-    auto left_array = left.get_array().value_unsafe();
-    auto right_array = right.get_array().value_unsafe();
+    auto left_array = left.array();
+    auto right_array = right.array();
     if (left_array.size() != right_array.size())
       return false;
     auto right_item = right_array.begin();
@@ -1752,14 +1794,13 @@ bool equal(element left, element right) {
     return true;
   }
   case element_type::OBJECT: {
-    auto left_object = left.get_object().value_unsafe();
-    auto right_object = right.get_object().value_unsafe();
+    auto left_object = left.object();
+    auto right_object = right.object();
     if (left_object.size() != right_object.size())
       return false;
     for (auto field : left_object) {
-      element other;
-      if (right_object.at_key(field.key).get(other) != simdjson::SUCCESS
-          || !equal(field.value, other))
+      element other = field.value;
+      if (!right_object.find(field.key, other) || !equal(field.value, other))
         return false;
     }
     return true;
@@ -1778,12 +1819,11 @@ bool equal(element left, const json& right) {
   case element_type::NULL_VALUE:
     return right.is_null();
   case element_type::BOOL:
-    return right.is_boolean() && left.get_bool().value_unsafe() == right.get<bool>();
+    return right.is_boolean() && left.boolean() == right.get<bool>();
   case element_type::STRING:
-    return right.is_string()
-           && left.get_string().value_unsafe() == right.get_ref<const std::string&>();
+    return right.is_string() && left.string() == right.get_ref<const std::string&>();
   case element_type::ARRAY: {
-    auto array = left.get_array().value_unsafe();
+    auto array = left.array();
     if (!right.is_array() || array.size() != right.size())
       return false;
     size_t item_idx = 0;
@@ -1793,7 +1833,7 @@ bool equal(element left, const json& right) {
     return true;
   }
   case element_type::OBJECT: {
-    auto object = left.get_object().value_unsafe();
+    auto object = left.object();
     if (!right.is_object() || object.size() != right.size())
       return false;
     for (auto field : object) {
@@ -1812,7 +1852,7 @@ bool enum_contains(const schema_node& node, element value) {
   if (node.enum_all_strings) {
     if (value.type() != element_type::STRING)
       return false;
-    std::string_view text = value.get_string().value_unsafe();
+    std::string_view text = value.string();
     return std::any_of(node.enum_strings.begin(), node.enum_strings.end(), [&](const auto& item) {
       return item.size() == text.size()
              && detail::same_bytes(item.data(), text.data(), text.size());
@@ -1832,15 +1872,20 @@ bool is_multiple(element value, const schema_node& node) {
   return std::fabs(quotient - std::round(quotient)) < 1e-9 * std::max(1.0, std::fabs(quotient));
 }
 
-/// A property name as a string instance (for propertyNames), parsed into a
-/// document of the calling thread's own; valid until the next call.
-std::optional<element> key_instance(std::string_view key) {
-  thread_local simdjson::dom::parser key_parser;
-  std::string text = json(std::string(key)).dump(-1, ' ', false, json::error_handler_t::replace);
-  element out;
-  if (key_parser.parse(text).get(out) != simdjson::SUCCESS)
-    return std::nullopt;
-  return out;
+/// A property name as a string instance (for propertyNames): a one-string
+/// tape of the calling thread's own (the name's length and bytes in its
+/// string buffer); valid until the next call.
+element key_instance(std::string_view key) {
+  thread_local std::string strings;
+  thread_local uint64_t word = uint64_t{'"'} << 56;
+  thread_local detail::tape_document doc;
+  auto size = static_cast<uint32_t>(key.size()); // a key of a parsed document: < 4 GiB
+  strings.assign(reinterpret_cast<const char*>(&size), sizeof size);
+  strings.append(key);
+  strings.append(8, '\0'); // padded as simdjson pads its strings
+  doc.tape = &word;
+  doc.strings = reinterpret_cast<const uint8_t*>(strings.data());
+  return element{doc, &word};
 }
 
 /// Type bits of each element kind (indexed by its tape character); a double
@@ -1866,38 +1911,76 @@ inline bool type_matches(uint8_t types, element_type kind, element value) {
          && (type_bits(value) & detail::type_integer);
 }
 
-/// The boolean check of a leaf node (no subschemas).
-[[gnu::always_inline]] inline bool leaf_valid(const schema_node& node, element value) {
-  element_type kind = value.type();
-  if (node.leaf_type_only)
-    return type_matches(node.types, kind, value);
-  if (node.is_boolean)
-    return node.boolean_value;
-  if (node.types && !type_matches(node.types, kind, value))
+/// The keywords of `node` that look at `value` alone (type, enum, const,
+/// numbers, strings), in `check`'s order. `fail(keyword)` records a failure
+/// and says whether to go on; false when it said no.
+template <class Fail>
+[[gnu::always_inline]] inline bool scalar_keywords(const schema_node& node, element value,
+                                                   element_type kind, Fail&& fail) {
+  // type, enum, const
+  if (node.types && !type_matches(node.types, kind, value) && !fail(failing::type))
     return false;
-  if (node.enum_values && !enum_contains(node, value))
+  if (node.enum_values && !enum_contains(node, value) && !fail(failing::enum_))
     return false;
-  if (node.const_value && !equal(value, *node.const_value))
+  if (node.const_value && !equal(value, *node.const_value) && !fail(failing::const_))
     return false;
+
+  // numbers
   if ((node.groups & detail::group_number) && is_number(kind)) {
     double number = number_of(value).value;
-    if ((node.minimum && number < *node.minimum) || (node.maximum && number > *node.maximum)
-        || (node.exclusive_minimum && number <= *node.exclusive_minimum)
-        || (node.exclusive_maximum && number >= *node.exclusive_maximum)
-        || (node.multiple_of && !is_multiple(value, node)))
+    if (node.minimum && number < *node.minimum && !fail(failing::minimum))
+      return false;
+    if (node.maximum && number > *node.maximum && !fail(failing::maximum))
+      return false;
+    if (node.exclusive_minimum && number <= *node.exclusive_minimum
+        && !fail(failing::exclusive_minimum))
+      return false;
+    if (node.exclusive_maximum && number >= *node.exclusive_maximum
+        && !fail(failing::exclusive_maximum))
+      return false;
+    if (node.multiple_of && !is_multiple(value, node) && !fail(failing::multiple_of))
       return false;
   }
+
+  // strings
   if ((node.groups & detail::group_string) && kind == element_type::STRING) {
-    std::string_view text = value.get_string().value_unsafe();
-    if (node.min_length && may_be_shorter(text.size(), *node.min_length)
-        && code_points(text) < *node.min_length)
+    std::string_view text = value.string();
+    // a code point takes 1 to 4 bytes: count only when the byte length cannot decide
+    bool count = (node.min_length && may_be_shorter(text.size(), *node.min_length))
+                 || (node.max_length && text.size() > *node.max_length);
+    size_t length = count ? code_points(text) : text.size();
+    if (node.min_length && count && length < *node.min_length && !fail(failing::min_length))
       return false;
-    if (node.max_length && text.size() > *node.max_length && code_points(text) > *node.max_length)
+    if (node.max_length && length > *node.max_length && !fail(failing::max_length))
       return false;
-    if (node.pattern && !node.pattern->search(text))
+    if (node.pattern && !node.pattern->search(text) && !fail(failing::pattern))
       return false;
   }
   return true;
+}
+
+/// The boolean check of a leaf node (no subschemas).
+[[gnu::always_inline]] inline bool leaf_valid(const schema_node& node, element value) {
+  element_type kind = value.type();
+  switch (node.leaf) {
+  case detail::leaf_shape::types:
+    return type_matches(node.types, kind, value);
+  case detail::leaf_shape::string_enum:
+    return kind == element_type::STRING && enum_contains(node, value);
+  case detail::leaf_shape::bounded: {
+    if (!type_matches(node.types, kind, value))
+      return false;
+    if (!is_number(kind))
+      return true;
+    double number = number_of(value).value;
+    return number >= node.low && number <= node.high;
+  }
+  case detail::leaf_shape::general:
+    break;
+  }
+  if (node.is_boolean)
+    return node.boolean_value;
+  return scalar_keywords(node, value, kind, [](failing) { return false; });
 }
 
 constexpr std::string_view too_deep = "schema evaluation exceeds the maximum depth of 256 "
@@ -1921,11 +2004,35 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
 /// Object and array nodes whose keywords are plain (simple_object,
 /// simple_array) take a short way in both passes.
 template <bool Collect>
-bool simple_object_valid(eval_context& ctx, const schema_node& node, simdjson::dom::object object,
+bool simple_object_valid(eval_context& ctx, const schema_node& node, detail::tape_object object,
                          const path_link* at, int depth);
 template <bool Collect>
-bool simple_array_valid(eval_context& ctx, const schema_node& node, simdjson::dom::array array,
+bool simple_array_valid(eval_context& ctx, const schema_node& node, detail::tape_array array,
                         const path_link* at, int depth);
+
+/// Lists an error of `node` (the collecting pass); true while more are listed.
+bool list_error(eval_context& ctx, std::string_view schema_path, std::string_view constraint,
+                const path_link* at) {
+  ctx.errors->push_back({to_pointer(at), schema_path, constraint});
+  return ctx.errors->size() < ctx.max_errors;
+}
+
+constexpr std::string_view false_schema = "no value is allowed here (false schema)";
+
+/// Lists the errors of a leaf `value` failed (the collecting pass): what
+/// `check` lists for it. Returns false (the leaf does not hold).
+[[gnu::noinline]] bool leaf_errors(eval_context& ctx, const schema_node& node, element value,
+                                   const path_link* at) {
+  if (node.is_boolean) {
+    list_error(ctx, node.path, false_schema, at);
+    return false;
+  }
+  scalar_keywords(node, value, value.type(), [&](failing keyword) {
+    const failure_text& text = node.text(keyword);
+    return list_error(ctx, text.schema_path, text.constraint, at);
+  });
+  return false;
+}
 
 /// Checks a member or item against its subschema: leaves and simple nodes
 /// take a short way; the rest goes through `check`.
@@ -1944,28 +2051,19 @@ inline bool descend(eval_context& ctx, const schema_node& sub, element target,
       bool ok = leaf_valid(*node, target);
       if (ok || !Collect) // a leaf that holds has no error to list
         return ok;
-      return check<Collect>(ctx, *node, target, where, nullptr, depth);
+      return leaf_errors(ctx, *node, target, where);
     }
     element_type kind = target.type();
     // (the collecting pass lists unevaluated members where `check` does)
     if (node->simple_object && kind == element_type::OBJECT
         && (!node->types || (node->types & detail::type_object))
         && (!Collect || !node->unevaluated_properties || node->additional_properties))
-      return simple_object_valid<Collect>(ctx, *node, target.get_object().value_unsafe(), where,
-                                          depth);
+      return simple_object_valid<Collect>(ctx, *node, target.object(), where, depth);
     if (node->simple_array && kind == element_type::ARRAY
         && (!node->types || (node->types & detail::type_array)))
-      return simple_array_valid<Collect>(ctx, *node, target.get_array().value_unsafe(), where,
-                                         depth);
+      return simple_array_valid<Collect>(ctx, *node, target.array(), where, depth);
   }
   return check<Collect>(ctx, *node, target, where, nullptr, depth);
-}
-
-/// Lists an error of `node` (the collecting pass); true while more are listed.
-bool list_error(eval_context& ctx, std::string_view schema_path, std::string_view constraint,
-                const path_link* at) {
-  ctx.errors->push_back({to_pointer(at), schema_path, constraint});
-  return ctx.errors->size() < ctx.max_errors;
 }
 
 /// An object against a node with type, properties, required,
@@ -1973,7 +2071,7 @@ bool list_error(eval_context& ctx, std::string_view schema_path, std::string_vie
 /// (no in-place applicator): the errors `check` lists, in its order.
 template <bool Collect>
 [[gnu::noinline]] bool simple_object_valid(eval_context& ctx, const schema_node& node,
-                                           simdjson::dom::object object, const path_link* at,
+                                           detail::tape_object object, const path_link* at,
                                            int depth) {
   uint64_t present = 0;
   bool valid = true;
@@ -2039,13 +2137,13 @@ template <bool Collect>
   return valid;
 }
 
-bool all_unique(simdjson::dom::array array);
+bool all_unique(detail::tape_array array);
 
 /// An array against a node with type and item keywords only: the errors
 /// `check` lists, in its order.
 template <bool Collect>
 [[gnu::noinline]] bool simple_array_valid(eval_context& ctx, const schema_node& node,
-                                          simdjson::dom::array array, const path_link* at,
+                                          detail::tape_array array, const path_link* at,
                                           int depth) {
   bool valid = true;
   auto bound = [&](failing keyword) {
@@ -2084,7 +2182,7 @@ template <bool Collect>
   return valid;
 }
 
-bool all_unique(simdjson::dom::array array) {
+bool all_unique(detail::tape_array array) {
   for (auto first = array.begin(); first != array.end(); ++first) {
     auto second = first;
     for (++second; second != array.end(); ++second)
@@ -2106,15 +2204,10 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
       ctx.errors->push_back({to_pointer(at), node.path, too_deep});
     return false;
   }
-  if constexpr (!Collect)
-    if (node.is_leaf)
-      return leaf_valid(node, value);
-  if (node.is_boolean) {
+  if (node.is_leaf) {
     if constexpr (Collect)
-      if (!node.boolean_value)
-        ctx.errors->push_back(
-          {to_pointer(at), node.path, "no value is allowed here (false schema)"});
-    return node.boolean_value;
+      return leaf_valid(node, value) || leaf_errors(ctx, node, value, at);
+    return leaf_valid(node, value);
   }
   // dynamic scope
   struct scope_guard {
@@ -2202,49 +2295,13 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
         return false;
   }
 
-  // type, enum, const
-  if (node.types && !type_matches(node.types, kind, value) && !fail(failing::type, at))
+  // type, enum, const, numbers, strings
+  if (!scalar_keywords(node, value, kind, [&](failing keyword) { return fail(keyword, at); }))
     return false;
-  if (node.enum_values && !enum_contains(node, value) && !fail(failing::enum_, at))
-    return false;
-  if (node.const_value && !equal(value, *node.const_value) && !fail(failing::const_, at))
-    return false;
-
-  // numbers
-  if ((node.groups & detail::group_number) && is_number(kind)) {
-    double number = number_of(value).value;
-    if (node.minimum && number < *node.minimum && !fail(failing::minimum, at))
-      return false;
-    if (node.maximum && number > *node.maximum && !fail(failing::maximum, at))
-      return false;
-    if (node.exclusive_minimum && number <= *node.exclusive_minimum
-        && !fail(failing::exclusive_minimum, at))
-      return false;
-    if (node.exclusive_maximum && number >= *node.exclusive_maximum
-        && !fail(failing::exclusive_maximum, at))
-      return false;
-    if (node.multiple_of && !is_multiple(value, node) && !fail(failing::multiple_of, at))
-      return false;
-  }
-
-  // strings
-  if ((node.groups & detail::group_string) && kind == element_type::STRING) {
-    std::string_view text = value.get_string().value_unsafe();
-    // a code point takes 1 to 4 bytes: count only when the byte length cannot decide
-    bool count = (node.min_length && may_be_shorter(text.size(), *node.min_length))
-                 || (node.max_length && text.size() > *node.max_length);
-    size_t length = count ? code_points(text) : text.size();
-    if (node.min_length && count && length < *node.min_length && !fail(failing::min_length, at))
-      return false;
-    if (node.max_length && length > *node.max_length && !fail(failing::max_length, at))
-      return false;
-    if (node.pattern && !node.pattern->search(text) && !fail(failing::pattern, at))
-      return false;
-  }
 
   // objects
   if ((node.groups & detail::group_object) && kind == element_type::OBJECT) {
-    auto object = value.get_object().value_unsafe();
+    auto object = value.object();
     uint64_t present = 0;
     if (node.visits_members) {
       size_t member_idx = 0;
@@ -2282,8 +2339,8 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
         if (matched && track)
           track->mark(member_idx);
         if (node.property_names) {
-          auto key = key_instance(field.key);
-          if ((!key || !check<false>(ctx, *node.property_names, *key, &where, nullptr, depth + 1))
+          if (!check<false>(ctx, *node.property_names, key_instance(field.key), &where, nullptr,
+                            depth + 1)
               && !fail(failing::property_names, &where))
             return false;
         }
@@ -2332,7 +2389,7 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
 
   // arrays
   if ((node.groups & detail::group_array) && kind == element_type::ARRAY) {
-    auto array = value.get_array().value_unsafe();
+    auto array = value.array();
     size_t size = array.size();
     if (node.min_items && size < *node.min_items && !fail(failing::min_items, at))
       return false;
@@ -2431,7 +2488,7 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
   if (node.unevaluated_properties && kind == element_type::OBJECT && valid) {
     if (!track->all) {
       size_t member_idx = 0;
-      auto object = value.get_object().value_unsafe();
+      auto object = value.object();
       for (auto field : object) {
         if (!track->has(member_idx)) {
           path_link where{at, field.key, 0, true};
@@ -2447,7 +2504,7 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
   }
   if (node.unevaluated_items && kind == element_type::ARRAY && valid && !track->all) {
     size_t item_idx = 0;
-    auto array = value.get_array().value_unsafe();
+    auto array = value.array();
     for (element item : array) {
       if (item_idx >= track->prefix_items && !track->has(item_idx)) {
         path_link where{at, {}, item_idx, false};
@@ -2501,18 +2558,22 @@ result<compiled_schema> compile_schema(const json& schema, schema_draft default_
   return compiled_schema(std::move(store), root_node);
 }
 
-bool is_valid(const compiled_schema& schema, simdjson::dom::element instance) {
+bool is_valid(const compiled_schema& schema, const simdjson::dom::document& instance) {
   eval_context ctx;
   ctx.dynamic = schema.root().uses_dynamic_scope;
-  return descend<false>(ctx, schema.root(), instance, nullptr, 0);
+  detail::tape_document tape{instance};
+  return descend<false>(ctx, schema.root(), element::root(tape), nullptr, 0);
 }
 
-template <class Element, class>
-validation_result validate(const compiled_schema& schema, Element instance, size_t max_errors) {
+template <class Document, class>
+validation_result validate(const compiled_schema& schema, const Document& instance,
+                           size_t max_errors) {
   validation_result out;
   eval_context ctx;
   ctx.dynamic = schema.root().uses_dynamic_scope;
-  if (descend<false>(ctx, schema.root(), instance, nullptr, 0))
+  detail::tape_document tape{instance};
+  element root = element::root(tape);
+  if (descend<false>(ctx, schema.root(), root, nullptr, 0))
     return out;
   // invalid: a second pass names every violation (one pass for both costs a
   // valid document, the common case, 15-25% more)
@@ -2521,20 +2582,21 @@ validation_result validate(const compiled_schema& schema, Element instance, size
   ctx.errors = &out.errors;
   ctx.max_errors = std::max<size_t>(max_errors, 1);
   ctx.scope_size = 0;
-  descend<true>(ctx, schema.root(), instance, nullptr, 0);
+  descend<true>(ctx, schema.root(), root, nullptr, 0);
   if (out.errors.empty())
     out.errors.push_back({"", "", "value does not match the schema"});
   return out;
 }
 
-template validation_result validate<element>(const compiled_schema&, element, size_t);
+template validation_result
+validate<simdjson::dom::document>(const compiled_schema&, const simdjson::dom::document&, size_t);
 
 validation_result validate_json_text(const compiled_schema& schema, std::string_view json_text,
                                      simdjson::dom::parser& parser, size_t max_errors) {
-  element document;
-  if (auto code = parser.parse(json_text.data(), json_text.size()).get(document))
+  // (parse fills the parser's own document, the one its root element views)
+  if (auto code = parser.parse(json_text.data(), json_text.size()).error())
     return invalid_json(code);
-  return validate(schema, document, max_errors);
+  return validate(schema, parser.doc, max_errors);
 }
 
 validation_result validate_json_text(const compiled_schema& schema, std::string_view json_text,

@@ -5,7 +5,8 @@
 // `validate` then checks instances against the compiled tree; it is
 // re-entrant and a `compiled_schema` may be shared between threads.
 //
-// The hot path is JSON text -> simdjson DOM -> validate (`validate_json_text`).
+// The hot path is JSON text -> simdjson DOM -> validate (`validate_json_text`);
+// validation reads the document's tape directly (transport/json_tape.hpp).
 // Validation runs in two passes: a boolean pass that allocates nothing (for
 // schemas without `propertyNames` or `unevaluated*` over more than 128
 // members) and stops at the first failure; only when it fails, a second pass
@@ -14,8 +15,10 @@
 // texts an error names (schema location, constraint) are written when the
 // schema is compiled: an error copies only its instance path. Compilation
 // does the rest:
-// property names in a lookup table, `required` as a bitmask, evaluated
-// properties and items tracked only under `unevaluated*`, simple regular
+// property names in a lookup table (a few names: compared by their first 8
+// bytes and size), `required` as a bitmask, common leaves (`type` alone, an
+// `enum` of strings, a type with `minimum`/`maximum`) checked by one short
+// test each, evaluated properties and items tracked only under `unevaluated*`, simple regular
 // expressions (anchored sequences of characters, classes and quantifiers)
 // matched without std::regex; other patterns fall back to std::regex
 // (ECMAScript grammar, matched on bytes).
@@ -30,7 +33,7 @@
 // JSON, so no instance recurses deeper than that.
 //
 // simdjson types are only declared here. A file that includes <simdjson.h> to
-// call the element or parser overloads must link simdjson::simdjson (its usage
+// call the document or parser overloads must link simdjson::simdjson (its usage
 // requirements define SIMDJSON_THREADS_ENABLED, which changes dom::parser's
 // layout); `validate_json_text(schema, text)` needs neither.
 // `$dynamicRef` follows the dynamic scope of entered schema resources.
@@ -53,7 +56,7 @@
 #include "messages/status.hpp"
 
 namespace simdjson::dom {
-class element;
+class document;
 class parser;
 } // namespace simdjson::dom
 
@@ -113,18 +116,20 @@ result<compiled_schema> compile_schema(const nlohmann::json& schema, schema_draf
 /// `max_errors` for listing every violated constraint.
 inline constexpr std::size_t all_errors = static_cast<std::size_t>(-1);
 
-/// Validates a parsed document; lists the violated constraints it finds, at
-/// most `max_errors` (at least one; 1 stops at the first, as Ajv does without
-/// allErrors). `instance` must stay alive (its parser untouched) during the
-/// call.
-/// (A template only so that a nlohmann::json argument never considers a
-/// conversion to the incomplete simdjson type; defined for dom::element.)
-template <class Element, class = std::enable_if_t<std::is_same_v<Element, simdjson::dom::element>>>
-validation_result validate(const compiled_schema& schema, Element instance,
+/// Validates a parsed document (its root value); lists the violated
+/// constraints it finds, at most `max_errors` (at least one; 1 stops at the
+/// first, as Ajv does without allErrors). `instance` must stay unchanged
+/// during the call. (A template only so that a nlohmann::json argument never
+/// considers a conversion to the incomplete simdjson type; defined for
+/// dom::document: `parser.parse_into_document`, or a parser's `doc` after
+/// `parse`.)
+template <class Document,
+          class = std::enable_if_t<std::is_same_v<Document, simdjson::dom::document>>>
+validation_result validate(const compiled_schema& schema, const Document& instance,
                            std::size_t max_errors = all_errors);
 
-/// The boolean pass alone: true when `instance` is valid.
-bool is_valid(const compiled_schema& schema, simdjson::dom::element instance);
+/// The boolean pass alone: true when `instance` (its root value) is valid.
+bool is_valid(const compiled_schema& schema, const simdjson::dom::document& instance);
 
 /// Parses `json_text` with `parser` and validates the document (errors as
 /// `validate`, at most `max_errors`). The parser is

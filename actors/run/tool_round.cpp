@@ -75,12 +75,14 @@ uint64_t fingerprint_of(const view_entry& e, const std::string& args_text) {
   return fnv1a(hash, json::parse(args_text, nullptr, false).dump());
 }
 
-/// Parses an argument text into `out` with the thread's parser (a run's
-/// turn uses it and lets go); false when it is not JSON. `out` is valid
-/// until the thread's next parse.
-bool parse_arguments(const std::string& text, simdjson::dom::element& out) {
+/// Parses an argument text with the thread's parser (a run's turn uses it
+/// and lets go); null when it is not JSON. The document is valid until the
+/// thread's next parse.
+const simdjson::dom::document* parse_arguments(const std::string& text) {
   thread_local simdjson::dom::parser parser;
-  return parser.parse(text).get(out) == simdjson::SUCCESS;
+  if (parser.parse(text).error() != simdjson::SUCCESS)
+    return nullptr;
+  return &parser.doc; // the document parse filled, which its root element views
 }
 
 /// Whether an object anywhere in `value` names one member twice (JSON
@@ -142,7 +144,7 @@ const compiled_schema* validator_for(const view_entry& e, run_memory& memory) {
 }
 
 /// Validates `args` against the entry's schema; on failure answers the call.
-bool validate_arguments(round_call& call, const view_entry& e, simdjson::dom::element args,
+bool validate_arguments(round_call& call, const view_entry& e, const simdjson::dom::document& args,
                         run_memory& memory) {
   const auto* schema = validator_for(e, memory);
   if (schema == nullptr) {
@@ -169,12 +171,14 @@ bool validate_arguments(round_call& call, const view_entry& e, simdjson::dom::el
 
 /// Rules 4-8 for a call resolved to an MCP tool entry, with its argument
 /// text and that text parsed (`parsed`, valid until the next parse on this
-/// thread). What is sent is the model's own text, unless a normaliser
+/// thread, and its root `args`). What is sent is the model's own text, unless a normaliser
 /// rewrote it.
 void decide_mcp_call(round_call& call, const view_entry& e, std::string args_text,
-                     simdjson::dom::element parsed, const adapter_map& adapters, run_memory& memory,
-                     const round_limits& limits, std::unordered_set<std::string>& invalid_now) {
+                     const simdjson::dom::document& parsed, const adapter_map& adapters,
+                     run_memory& memory, const round_limits& limits,
+                     std::unordered_set<std::string>& invalid_now) {
   auto key = tool_key(e);
+  auto args = parsed.root();
   if (auto spent = memory.invalid_rounds.find(key);
       spent != memory.invalid_rounds.end() && spent->second >= limits.max_corrections) {
     fail(call, call_status::skipped, "correction_budget_spent",
@@ -190,13 +194,13 @@ void decide_mcp_call(round_call& call, const view_entry& e, std::string args_tex
            + std::string{correct_one});
     return;
   }
-  if (!parsed.is_object()) {
+  if (!args.is_object()) {
     fail(call, call_status::invalid_arguments, "invalid_arguments",
          "its arguments must be one JSON object." + std::string{correct_one});
     invalid_now.insert(key);
     return;
   }
-  if (repeats_a_member(parsed)) {
+  if (repeats_a_member(args)) {
     fail(call, call_status::invalid_arguments, "invalid_arguments",
          "its arguments name one member twice in an object; it was not sent."
            + std::string{correct_one});
@@ -373,20 +377,20 @@ void decide_round(tool_round& round, const tool_view& view, const tool_catalog* 
     }
     // No arguments are the empty object.
     std::string args_text = call.arguments.empty() ? "{}" : call.arguments;
-    simdjson::dom::element parsed;
-    if (!parse_arguments(args_text, parsed)) {
+    const auto* parsed = parse_arguments(args_text);
+    if (parsed == nullptr) {
       fail(call, call_status::invalid_arguments, "invalid_arguments",
            "its arguments are not well-formed JSON; it was not sent." + std::string{correct_one});
       continue;
     }
     if (e->role != view_role::tool) {
       // The catalog tools' own arguments are checked by their schemas.
-      if (!parsed.is_object()) {
+      if (!parsed->root().is_object()) {
         fail(call, call_status::invalid_arguments, "invalid_arguments",
              "its arguments must be one JSON object." + std::string{correct_one});
         continue;
       }
-      if (!validate_arguments(call, *e, parsed, memory))
+      if (!validate_arguments(call, *e, *parsed, memory))
         continue;
       auto args = json::parse(args_text);
       if (e->role != view_role::catalog_call) {
@@ -403,7 +407,12 @@ void decide_round(tool_round& round, const tool_view& view, const tool_catalog* 
       }
       e = *target;
       args_text = args["arguments"].dump();
-      parse_arguments(args_text, parsed); // well-formed: it was just written
+      parsed = parse_arguments(args_text); // well-formed: it was just written
+      if (parsed == nullptr) {
+        fail(call, call_status::invalid_arguments, "invalid_arguments",
+             "its arguments are not well-formed JSON; it was not sent." + std::string{correct_one});
+        continue;
+      }
     }
     call.entry = e;
     // 2. The execution check against the snapshot.
@@ -418,7 +427,7 @@ void decide_round(tool_round& round, const tool_view& view, const tool_catalog* 
            "this tool cannot be executed by this runtime yet.");
       continue;
     }
-    decide_mcp_call(call, *e, std::move(args_text), parsed, adapters, memory, limits, invalid_now);
+    decide_mcp_call(call, *e, std::move(args_text), *parsed, adapters, memory, limits, invalid_now);
   }
   // The bounded correction: one more invalid round per tool.
   for (const auto& key : invalid_now)
