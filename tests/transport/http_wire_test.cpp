@@ -1,7 +1,8 @@
 // The HTTP/1.1 wire of transport/http_client.cpp: framing (lengths, chunks,
 // the connection's end, interim answers), connection reuse, malformed
-// answers, request headers that would split the request, and https with
-// certificate and name checks.
+// answers, request headers that would split the request, the connect and
+// write timeouts, and https with certificate and name checks and an answer
+// cut without close_notify.
 //
 // Most answers come from a scripted socket server written here: a hand-made
 // peer by necessity, since no real server sends a malformed head, a byte at
@@ -13,11 +14,13 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -25,6 +28,7 @@
 #include <vector>
 
 #include <httplib.h>
+#include <openssl/ssl.h>
 
 #include "support/loopback_http.hpp"
 #include "support/temp_dir.hpp"
@@ -435,4 +439,109 @@ TEST_CASE("a cancelled answer delimited by the connection's end is cancelled, no
   REQUIRE_FALSE(answer.is_ok());
   CHECK(answer.error().message() == "cancelled");
   CHECK(body == ": hi\n\n");
+}
+
+namespace {
+
+/// Connects to `port` without waiting (the descriptor is the caller's).
+int connect_nonblocking(uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(port);
+  (void)::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  return fd;
+}
+
+} // namespace
+
+TEST_CASE("a connect the listener never completes ends at the connect timeout") {
+  // Nobody accepts: once the listener's accept queue is full, the kernel
+  // drops further connection requests, so a connect waits. Filler
+  // connections fill the queue until one no longer completes.
+  auto [listen_fd, port] = voxos::test::loopback_listener();
+  std::vector<int> fillers;
+  for (bool completes = true; completes && fillers.size() < 64;) {
+    fillers.push_back(connect_nonblocking(port));
+    pollfd ready{fillers.back(), POLLOUT, 0};
+    completes = ::poll(&ready, 1, 200) == 1;
+  }
+  REQUIRE(fillers.size() < 64);
+  http_client::options opts;
+  opts.connect_timeout = std::chrono::milliseconds{300};
+  auto client = loopback_client(port, opts);
+  std::string body;
+  auto answer = post(*client, body);
+  REQUIRE_FALSE(answer.is_ok());
+  CHECK(answer.error().code() == errc::unavailable);
+  CHECK(answer.error().message() == "http request failed: connect timed out");
+  for (int fd : fillers)
+    ::close(fd);
+  ::close(listen_fd);
+}
+
+TEST_CASE("a request the server never reads ends at the write timeout") {
+  // The connection completes in the kernel, but nothing reads it: once the
+  // socket buffers are full, the write waits.
+  auto [listen_fd, port] = voxos::test::loopback_listener();
+  http_client::options opts;
+  opts.read_timeout = std::chrono::milliseconds{300}; // the inactivity limit, writes included
+  auto client = loopback_client(port, opts);
+  const std::string large(std::size_t{64} << 20, ' ');
+  auto answer = client->post("/mcp", {}, large, "application/json", {});
+  REQUIRE_FALSE(answer.is_ok());
+  CHECK(answer.error().code() == errc::unavailable);
+  CHECK(answer.error().message() == "http request failed: write timed out");
+  ::close(listen_fd);
+}
+
+TEST_CASE("https: an answer cut without tls close_notify is a failure, not its end") {
+  // A TLS server written here on OpenSSL: cpp-httplib's always ends with
+  // close_notify. It answers with a body delimited by the connection's end,
+  // then closes the socket without close_notify (as a cut would).
+  voxos::test::temp_dir dir;
+  voxos::test::test_ca ca{"cut test CA", dir.path(), "ca"};
+  auto files = ca.issue("localhost", voxos::test::cert_use::server, dir.path(), "server");
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx{SSL_CTX_new(TLS_server_method()),
+                                                        &SSL_CTX_free};
+  REQUIRE(ctx);
+  REQUIRE(SSL_CTX_use_certificate_chain_file(ctx.get(), files.certificate.c_str()) == 1);
+  REQUIRE(SSL_CTX_use_PrivateKey_file(ctx.get(), files.key.c_str(), SSL_FILETYPE_PEM) == 1);
+  auto [listen_fd, port] = voxos::test::loopback_listener();
+  std::thread server{[&ctx, listen_fd = listen_fd] {
+    const int conn = ::accept(listen_fd, nullptr, nullptr);
+    if (conn < 0)
+      return;
+    SSL* ssl = SSL_new(ctx.get());
+    SSL_set_fd(ssl, conn);
+    if (SSL_accept(ssl) == 1) {
+      std::string in;
+      char buf[4096];
+      // the request: its head and the two-byte body "{}"
+      while (in.find("\r\n\r\n{}") == std::string::npos) {
+        const int got = SSL_read(ssl, buf, sizeof buf);
+        if (got <= 0)
+          break;
+        in.append(buf, static_cast<std::size_t>(got));
+      }
+      const std::string answer =
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{\"cut\":";
+      SSL_write(ssl, answer.data(), static_cast<int>(answer.size()));
+    }
+    ::close(conn); // no SSL_shutdown: no close_notify
+    SSL_free(ssl);
+  }};
+  http_client::options opts;
+  opts.ca_file = ca.certificate().string();
+  auto client = loopback_client(port, opts, "https", "localhost");
+  std::string body;
+  auto answer = post(*client, body);
+  server.join();
+  ::close(listen_fd);
+  REQUIRE_FALSE(answer.is_ok());
+  CHECK(answer.error().code() == errc::unavailable);
+  CHECK(answer.error().message()
+        == "http request failed: connection closed without tls close_notify");
 }
