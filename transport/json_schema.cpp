@@ -2086,25 +2086,29 @@ template <bool Collect>
     bool declared = sub != nullptr;
     if (!declared && !(sub = node.unmatched_members))
       continue;
-    if constexpr (Collect) {
+    if (sub->is_leaf && depth < max_validation_depth) {
+      if (__builtin_expect(leaf_valid(*sub, field.value), 1))
+        continue;
+      if constexpr (!Collect)
+        return false;
+      // the errors, with the member's path only now
+      valid = false;
       path_link where{at, field.key, 0, true};
-      bool ok;
-      if (!declared && sub->is_boolean) { // additionalProperties: true or false
-        ok = sub->boolean_value;
-        if (!ok) {
-          const auto& text = node.text(failing::additional_properties);
-          if (!list_error(ctx, text.schema_path, text.constraint, &where))
-            return false;
-        }
-      } else {
-        ok = descend<true>(ctx, *sub, field.value, &where, depth + 1);
-        if (!ok && ctx.errors->size() >= ctx.max_errors)
+      if (!declared && sub->is_boolean) { // additionalProperties: false
+        const auto& text = node.text(failing::additional_properties);
+        if (!list_error(ctx, text.schema_path, text.constraint, &where))
+          return false;
+      } else if (leaf_errors(ctx, *sub, field.value, &where),
+                 ctx.errors->size() >= ctx.max_errors) {
+        return false;
+      }
+    } else if constexpr (Collect) {
+      path_link where{at, field.key, 0, true};
+      if (!descend<true>(ctx, *sub, field.value, &where, depth + 1)) {
+        valid = false;
+        if (ctx.errors->size() >= ctx.max_errors)
           return false;
       }
-      valid = valid && ok;
-    } else if (sub->is_leaf && depth < max_validation_depth) {
-      if (!leaf_valid(*sub, field.value))
-        return false;
     } else if (!descend<false>(ctx, *sub, field.value, nullptr, depth + 1)) {
       return false;
     }
