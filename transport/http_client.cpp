@@ -23,6 +23,8 @@
 #include <optional>
 #include <system_error>
 
+#include "transport/ascii.hpp"
+
 namespace voxos {
 
 namespace {
@@ -195,20 +197,6 @@ struct http_client::timing {
   const char* idle_what; ///< what an idle timeout is called
 };
 
-bool equals_ignoring_case(std::string_view lhs, std::string_view rhs) {
-  return lhs.size() == rhs.size()
-         && std::equal(lhs.begin(), lhs.end(), rhs.begin(), [](unsigned char a, unsigned char b) {
-              return std::tolower(a) == std::tolower(b);
-            });
-}
-
-std::string header_name_key(std::string_view name) {
-  std::string out(name);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  return out;
-}
-
 bool is_http_token(std::string_view text) {
   static constexpr std::string_view extra = "!#$%&'*+-.^_`|~";
   return !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) {
@@ -217,7 +205,7 @@ bool is_http_token(std::string_view text) {
 }
 
 std::string http_response::header(std::string_view name) const {
-  auto found = headers.find(header_name_key(name));
+  auto found = headers.find(ascii_lowered(name));
   return found == headers.end() ? std::string{} : found->second;
 }
 
@@ -616,7 +604,7 @@ result<http_response> http_client::read_response(std::unique_ptr<wire>& conn, co
       const auto value = trim(field.substr(colon + 1));
       if (!is_field_value(value))
         return io_failure("malformed response header");
-      out.headers.emplace(header_name_key(field.substr(0, colon)), std::string{value});
+      out.headers.emplace(ascii_lowered(field.substr(0, colon)), std::string{value});
     }
     conn->consume(head_end);
     if (out.status >= 200)
@@ -662,7 +650,7 @@ result<http_response> http_client::read_response(std::unique_ptr<wire>& conn, co
   // chunks, or chunks from an HTTP/1.0 server, close the connection.
   std::string connection;
   for (auto [it, end] = out.headers.equal_range("connection"); it != end; ++it)
-    connection.append(header_name_key(it->second)).append(",");
+    connection.append(ascii_lowered(it->second)).append(",");
   const bool doubtful =
     frame == framing::chunked && (out.headers.count("content-length") > 0 || minor_version == 0);
   bool keep = opts_.keep_alive && frame != framing::until_close && !doubtful

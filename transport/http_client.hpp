@@ -76,13 +76,6 @@ namespace voxos {
 /// Request headers, in order. Names as sent.
 using http_header_list = std::vector<std::pair<std::string, std::string>>;
 
-/// `name` lower-cased: header names compare case-insensitively (RFC 9110),
-/// so they are compared, stored and looked up in this form.
-std::string header_name_key(std::string_view name);
-
-/// Whether two header names (or tokens) are equal ignoring ASCII case.
-bool equals_ignoring_case(std::string_view lhs, std::string_view rhs);
-
 /// Whether `text` is an HTTP token (RFC 9110, what a header name is): one or
 /// more of ALPHA, DIGIT and !#$%&'*+-.^_`|~.
 bool is_http_token(std::string_view text);

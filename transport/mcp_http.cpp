@@ -7,6 +7,8 @@
 #include <thread>
 #include <utility>
 
+#include "transport/ascii.hpp"
+
 namespace voxos {
 
 namespace {

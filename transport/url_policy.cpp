@@ -9,6 +9,8 @@
 #include <memory>
 #include <utility>
 
+#include "transport/ascii.hpp"
+
 namespace voxos {
 
 namespace {
@@ -39,19 +41,8 @@ bool is_hex_digit(char ch) {
   return is_digit(ch) || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
 }
 
-char to_lower(char ch) {
-  return (ch >= 'A' && ch <= 'Z') ? static_cast<char>(ch - 'A' + 'a') : ch;
-}
-
 char to_upper(char ch) {
   return (ch >= 'a' && ch <= 'z') ? static_cast<char>(ch - 'a' + 'A') : ch;
-}
-
-std::string lowercase(std::string_view text) {
-  std::string out{text};
-  for (char& ch : out)
-    ch = to_lower(ch);
-  return out;
 }
 
 /// RFC 3986 unreserved, reserved and '%'.
@@ -69,7 +60,7 @@ std::optional<std::string> scheme_of(std::string_view text) {
   for (std::size_t pos = 1; pos < text.size(); ++pos) {
     char ch = text[pos];
     if (ch == ':')
-      return lowercase(text.substr(0, pos));
+      return ascii_lowered(text.substr(0, pos));
     if (!is_alpha(ch) && !is_digit(ch) && ch != '+' && ch != '-' && ch != '.')
       return std::nullopt;
   }
@@ -189,7 +180,7 @@ status parse_name_host(std::string_view raw, parsed_url& out) {
     return invalid("host is missing");
   if (raw.find('%') != std::string_view::npos)
     return invalid("percent-encoded hosts are not accepted");
-  std::string host = lowercase(raw);
+  std::string host = ascii_lowered(raw);
   for (char ch : host)
     if (!is_alpha(ch) && !is_digit(ch) && ch != '-' && ch != '_' && ch != '.')
       return invalid("host contains a character other than letters, digits, '-', '_' and '.'");
@@ -244,7 +235,7 @@ bool is_dot_segment(std::string_view segment) {
   std::string decoded;
   for (std::size_t pos = 0; pos < segment.size(); ++pos) {
     if (segment[pos] == '%' && pos + 2 < segment.size() && segment[pos + 1] == '2'
-        && to_lower(segment[pos + 2]) == 'e') {
+        && ascii_lower(segment[pos + 2]) == 'e') {
       decoded.push_back('.');
       pos += 2;
     } else {

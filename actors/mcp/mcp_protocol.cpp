@@ -6,6 +6,7 @@
 #include <simdjson.h>
 
 #include "config/base64.hpp"
+#include "transport/ascii.hpp"
 
 namespace voxos {
 
@@ -215,7 +216,7 @@ result<std::vector<param_header>> param_headers_of(const json& input_schema) {
     if (type == schema.end() || (*type != "string" && *type != "integer" && *type != "boolean"))
       return status::error(errc::bad_json,
                            "x-mcp-header may only mark a string, integer or boolean property");
-    auto folded = header_name_key(mark->get_ref<const std::string&>());
+    auto folded = ascii_lowered(mark->get_ref<const std::string&>());
     if (std::find(seen.begin(), seen.end(), folded) != seen.end())
       return status::error(errc::bad_json, "x-mcp-header names must be unique in a tool");
     seen.push_back(std::move(folded));

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/presets.hpp"
+#include "transport/ascii.hpp"
 #include "transport/url_policy.hpp"
 
 namespace voxos::maps_grounding {
@@ -26,16 +27,6 @@ status fail(errc code, std::string_view path, std::string_view constraint) {
   message += ": ";
   message += constraint;
   return status::error(code, std::move(message));
-}
-
-char ascii_lower(char ch) {
-  return ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch;
-}
-
-std::string ascii_lowered(std::string_view text) {
-  std::string out{text};
-  std::transform(out.begin(), out.end(), out.begin(), ascii_lower);
-  return out;
 }
 
 bool has_prefix(std::string_view text, std::string_view prefix) {

@@ -7,6 +7,7 @@
 
 #include "actors/mcp/discovery.hpp"
 #include "config/presets.hpp"
+#include "transport/ascii.hpp"
 #include "transport/http_client.hpp"
 
 namespace voxos::server_setup {
