@@ -111,8 +111,9 @@ inline bool same_bytes(const char* left, const char* right, size_t size) noexcep
   return true;
 }
 
-/// Property names of one node: up to 8 found by a scan of their sizes, more
-/// in an open-addressing table. Not copied once sealed (it points into itself).
+/// Property names of one node (or the strings of an `enum`): up to 8 found
+/// by a scan of their first bytes and sizes, more in an open-addressing
+/// table. Not copied once sealed (it points into itself).
 class name_table {
 public:
   name_table() = default;
@@ -322,7 +323,7 @@ struct schema_node {
   uint64_t multiple_of_unsigned = 0;
   double multiple_of_double = 0;
 
-  std::vector<std::string> enum_strings; ///< when every enum value is a string
+  name_table enum_strings; ///< when every enum value is a string
   bool enum_all_strings = false;
 
   std::vector<const schema_node*> all_of, any_of, one_of;
@@ -1437,9 +1438,11 @@ private:
         node.enum_values = &*found;
         node.enum_all_strings = std::all_of(found->begin(), found->end(),
                                             [](const json& item) { return item.is_string(); });
-        if (node.enum_all_strings)
+        if (node.enum_all_strings) {
           for (const auto& item : *found)
-            node.enum_strings.push_back(item.get<std::string>());
+            node.enum_strings.add(item.get<std::string>());
+          node.enum_strings.seal();
+        }
       }
     }
     if (auto found = schema.find("const"); found != schema.end())
@@ -1722,7 +1725,7 @@ struct number_view {
   double value = 0;
 };
 
-number_view number_of(element value) {
+[[gnu::always_inline]] inline number_view number_of(element value) {
   number_view out;
   switch (value.type()) {
   case element_type::INT64: {
@@ -1852,11 +1855,7 @@ bool enum_contains(const schema_node& node, element value) {
   if (node.enum_all_strings) {
     if (value.type() != element_type::STRING)
       return false;
-    std::string_view text = value.string();
-    return std::any_of(node.enum_strings.begin(), node.enum_strings.end(), [&](const auto& item) {
-      return item.size() == text.size()
-             && detail::same_bytes(item.data(), text.data(), text.size());
-    });
+    return node.enum_strings.find(value.string()) >= 0;
   }
   return std::any_of(node.enum_values->begin(), node.enum_values->end(),
                      [&](const json& candidate) { return equal(value, candidate); });
@@ -1966,7 +1965,7 @@ template <class Fail>
   case detail::leaf_shape::types:
     return type_matches(node.types, kind, value);
   case detail::leaf_shape::string_enum:
-    return kind == element_type::STRING && enum_contains(node, value);
+    return kind == element_type::STRING && node.enum_strings.find(value.string()) >= 0;
   case detail::leaf_shape::bounded: {
     if (!type_matches(node.types, kind, value))
       return false;
