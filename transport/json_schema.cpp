@@ -1645,27 +1645,59 @@ struct path_link {
   bool is_key;
 };
 
+/// Appends "/" and `key` escaped as a JSON pointer token (RFC 6901).
+void append_token(std::string& out, std::string_view key) {
+  out += '/';
+  // runs of plain bytes at once; '~' and '/' escaped
+  for (;;) {
+    size_t plain = 0;
+    while (plain < key.size() && key[plain] != '~' && key[plain] != '/')
+      ++plain;
+    out.append(key.data(), plain);
+    if (plain == key.size())
+      return;
+    out += key[plain] == '~' ? "~0" : "~1";
+    key.remove_prefix(plain + 1);
+  }
+}
+
 void append_pointer(std::string& out, const path_link* at) {
   if (!at)
     return;
   append_pointer(out, at->parent);
-  out += '/';
-  if (!at->is_key) {
-    out += std::to_string(at->index);
-    return;
+  if (at->is_key)
+    append_token(out, at->key);
+  else
+    out.append("/").append(std::to_string(at->index));
+}
+
+/// The JSON pointer of the value starting at tape word `target` within
+/// `root`: each container on the way is searched for the member or item
+/// whose words hold it.
+std::string pointer_to(element root, const uint64_t* target) {
+  std::string out;
+  element at = root;
+  while (at.word() != target) {
+    if (at.tape_type() == '{') {
+      for (auto field : at.object())
+        if (field.value.word() <= target && target < field.value.after()) {
+          append_token(out, field.key);
+          at = field.value;
+          break;
+        }
+    } else {
+      size_t item_idx = 0;
+      for (element item : at.array()) {
+        if (item.word() <= target && target < item.after()) {
+          out.append("/").append(std::to_string(item_idx));
+          at = item;
+          break;
+        }
+        ++item_idx;
+      }
+    }
   }
-  // runs of plain bytes at once; '~' and '/' escaped (RFC 6901)
-  std::string_view rest = at->key;
-  for (;;) {
-    size_t plain = 0;
-    while (plain < rest.size() && rest[plain] != '~' && rest[plain] != '/')
-      ++plain;
-    out.append(rest.data(), plain);
-    if (plain == rest.size())
-      return;
-    out += rest[plain] == '~' ? "~0" : "~1";
-    rest.remove_prefix(plain + 1);
-  }
+  return out;
 }
 
 std::string to_pointer(const path_link* at) {
@@ -1994,7 +2026,39 @@ struct eval_context {
   bool dynamic = false;
   int scope_size = 0;
   std::array<const schema_node*, max_validation_depth + 2> scope;
+  // The boolean pass, when only the first error is wanted: the leaf whose
+  // failure failed the document, so that no second pass is needed (see
+  // `note_failure`).
+  bool note_failures = false;
+  int probing = 0; ///< > 0 where a failure is not the document's (anyOf, not, contains...)
+  const schema_node* failed_leaf = nullptr;
+  const uint64_t* failed_value = nullptr;           ///< the failing value's tape word
+  const schema_node* failed_unmatched_in = nullptr; ///< additionalProperties false: its node
 };
+
+/// Marks a subschema evaluation whose failure the enclosing keyword decides
+/// (a probe): a failure inside it is not the document's.
+struct probe_scope {
+  eval_context& ctx;
+  explicit probe_scope(eval_context& context) : ctx(context) { ++ctx.probing; }
+  ~probe_scope() { --ctx.probing; }
+  probe_scope(const probe_scope&) = delete;
+  probe_scope& operator=(const probe_scope&) = delete;
+};
+
+/// The boolean pass: notes that `leaf` failed on `value`. Outside probes a
+/// failure ends the pass and fails the document, and the collecting pass
+/// would list this leaf's first error first (it walks the same way), so that
+/// error can be written from the note. `unmatched_in`: the node whose
+/// `additionalProperties: false` refused the member.
+inline void note_failure(eval_context& ctx, const schema_node& leaf, element value,
+                         const schema_node* unmatched_in = nullptr) {
+  if (!ctx.note_failures || ctx.probing)
+    return;
+  ctx.failed_leaf = &leaf;
+  ctx.failed_value = value.word();
+  ctx.failed_unmatched_in = unmatched_in;
+}
 
 template <bool Collect>
 bool check(eval_context& ctx, const schema_node& node, element value, const path_link* at,
@@ -2048,8 +2112,12 @@ inline bool descend(eval_context& ctx, const schema_node& sub, element target,
   if (depth <= max_validation_depth && !(ctx.dynamic && node->is_resource)) {
     if (node->is_leaf) {
       bool ok = leaf_valid(*node, target);
-      if (ok || !Collect) // a leaf that holds has no error to list
-        return ok;
+      if (ok) // a leaf that holds has no error to list
+        return true;
+      if constexpr (!Collect) {
+        note_failure(ctx, *node, target);
+        return false;
+      }
       return leaf_errors(ctx, *node, target, where);
     }
     element_type kind = target.type();
@@ -2088,8 +2156,13 @@ template <bool Collect>
     if (sub->is_leaf && depth < max_validation_depth) {
       if (__builtin_expect(leaf_valid(*sub, field.value), 1))
         continue;
-      if constexpr (!Collect)
+      if constexpr (!Collect) {
+        // (a member unevaluatedProperties refuses is listed after the
+        // declared ones by the collecting pass: not noted)
+        if (declared || node.additional_properties)
+          note_failure(ctx, *sub, field.value, !declared && sub->is_boolean ? &node : nullptr);
         return false;
+      }
       // the errors, with the member's path only now
       valid = false;
       path_link where{at, field.key, 0, true};
@@ -2208,9 +2281,12 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
     return false;
   }
   if (node.is_leaf) {
+    if (leaf_valid(node, value))
+      return true;
     if constexpr (Collect)
-      return leaf_valid(node, value) || leaf_errors(ctx, node, value, at);
-    return leaf_valid(node, value);
+      return leaf_errors(ctx, node, value, at);
+    note_failure(ctx, node, value);
+    return false;
   }
   // dynamic scope
   struct scope_guard {
@@ -2269,6 +2345,7 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
     return ok;
   };
   auto probe = [&](const schema_node& sub, annotations* into) {
+    probe_scope probing{ctx};
     if (!into)
       return descend<false>(ctx, sub, value, at, depth + 1);
     annotations local;
@@ -2342,6 +2419,7 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
         if (matched && track)
           track->mark(member_idx);
         if (node.property_names) {
+          probe_scope probing{ctx};
           if (!check<false>(ctx, *node.property_names, key_instance(field.key), &where, nullptr,
                             depth + 1)
               && !fail(failing::property_names, &where))
@@ -2425,6 +2503,7 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
       size_t least = node.min_contains.value_or(1);
       for (element item : array) {
         path_link where{at, {}, item_idx, false};
+        probe_scope probing{ctx};
         if (descend<false>(ctx, *node.contains, item, &where, depth + 1)) {
           ++found;
           if (track)
@@ -2495,6 +2574,7 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
       for (auto field : object) {
         if (!track->has(member_idx)) {
           path_link where{at, field.key, 0, true};
+          probe_scope probing{ctx}; // (its error is unevaluatedProperties')
           if (!descend<false>(ctx, *node.unevaluated_properties, field.value, &where, depth + 1)
               && !fail(failing::unevaluated_properties, &where))
             return false;
@@ -2511,6 +2591,7 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
     for (element item : array) {
       if (item_idx >= track->prefix_items && !track->has(item_idx)) {
         path_link where{at, {}, item_idx, false};
+        probe_scope probing{ctx}; // (its error is unevaluatedItems')
         if (!descend<false>(ctx, *node.unevaluated_items, item, &where, depth + 1)
             && !fail(failing::unevaluated_items, &where))
           return false;
@@ -2542,6 +2623,29 @@ validation_result invalid_json(simdjson::error_code code) {
 /// Texts above this size are parsed by a parser of their own, so a thread's
 /// parser does not keep the capacity of one huge argument.
 constexpr size_t large_text_bytes = size_t{1} << 20;
+
+/// The error the collecting pass would list first for the failure the
+/// boolean pass noted (`note_failure`).
+schema_error first_error(const eval_context& ctx, element root) {
+  const schema_node& leaf = *ctx.failed_leaf;
+  std::string path = pointer_to(root, ctx.failed_value);
+  if (ctx.failed_unmatched_in) {
+    const failure_text& text = ctx.failed_unmatched_in->text(failing::additional_properties);
+    return {std::move(path), text.schema_path, text.constraint};
+  }
+  if (leaf.is_boolean)
+    return {std::move(path), leaf.path, false_schema};
+  element value{root.document(), ctx.failed_value};
+  std::optional<failing> first;
+  scalar_keywords(leaf, value, value.type(), [&](failing keyword) {
+    first = keyword;
+    return false;
+  });
+  if (!first) // (not reached: the leaf failed)
+    return {std::move(path), leaf.path, "value does not match the schema"};
+  const failure_text& text = leaf.text(*first);
+  return {std::move(path), text.schema_path, text.constraint};
+}
 
 } // namespace
 
@@ -2576,11 +2680,16 @@ validation_result validate(const compiled_schema& schema, const Document& instan
   ctx.dynamic = schema.root().uses_dynamic_scope;
   detail::tape_document tape{instance};
   element root = element::root(tape);
+  ctx.note_failures = max_errors <= 1;
   if (descend<false>(ctx, schema.root(), root, nullptr, 0))
     return out;
+  out.texts = schema.texts();
+  if (ctx.failed_leaf) { // the first error, from the note
+    out.errors.push_back(first_error(ctx, root));
+    return out;
+  }
   // invalid: a second pass names every violation (one pass for both costs a
   // valid document, the common case, 15-25% more)
-  out.texts = schema.texts();
   out.errors.reserve(std::min<size_t>(max_errors, 8));
   ctx.errors = &out.errors;
   ctx.max_errors = std::max<size_t>(max_errors, 1);
