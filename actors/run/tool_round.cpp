@@ -110,14 +110,18 @@ bool repeats_a_member(simdjson::dom::element value) {
   return std::adjacent_find(keys.begin(), keys.end()) != keys.end();
 }
 
-/// Answers a call locally with a failure output.
+/// Answers a call locally with a failure output: a continuation result that
+/// says plainly the call produced no usable result, why, and asks the model
+/// to correct one request before batching more (every failure, whatever its
+/// kind; a cancelled run has no model turn to ask).
 void fail(round_call& call, call_status st, std::string reason, std::string_view message,
           json problems = nullptr) {
   call.status = st;
   call.reason = std::move(reason);
   json out{{"error", to_string(st)},
            {"usable_result", false},
-           {"message", std::string{no_result} + std::string{message}}};
+           {"message", std::string{no_result} + std::string{message}
+                         + std::string{st == call_status::cancelled ? "" : correct_one}}};
   if (!problems.is_null())
     out["problems"] = std::move(problems);
   call.output = out.dump();
@@ -163,8 +167,7 @@ bool validate_arguments(round_call& call, const view_entry& e, const simdjson::d
                         {"constraint", err.constraint}});
   }
   fail(call, call_status::invalid_arguments, "invalid_arguments",
-       "its arguments do not match the tool's input schema (see problems); it was not sent."
-         + std::string{correct_one},
+       "its arguments do not match the tool's input schema (see problems); it was not sent.",
        std::move(problems));
   return false;
 }
@@ -190,20 +193,18 @@ void decide_mcp_call(round_call& call, const view_entry& e, std::string args_tex
   if (invalid_now.count(key) != 0) {
     fail(call, call_status::skipped, "earlier_invalid_call",
          "it was not sent because an earlier call to the same tool in this response had invalid "
-         "arguments."
-           + std::string{correct_one});
+         "arguments.");
     return;
   }
   if (!args.is_object()) {
     fail(call, call_status::invalid_arguments, "invalid_arguments",
-         "its arguments must be one JSON object." + std::string{correct_one});
+         "its arguments must be one JSON object.");
     invalid_now.insert(key);
     return;
   }
   if (repeats_a_member(args)) {
     fail(call, call_status::invalid_arguments, "invalid_arguments",
-         "its arguments name one member twice in an object; it was not sent."
-           + std::string{correct_one});
+         "its arguments name one member twice in an object; it was not sent.");
     invalid_now.insert(key);
     return;
   }
@@ -219,7 +220,7 @@ void decide_mcp_call(round_call& call, const view_entry& e, std::string args_tex
     if (!normalised) {
       fail(call, call_status::invalid_arguments, "invalid_arguments",
            "its arguments do not meet the provider's contract (" + normalised.error().message()
-             + "); it was not sent." + std::string{correct_one});
+             + "); it was not sent.");
       invalid_now.insert(key);
       return;
     }
@@ -363,31 +364,36 @@ void decide_round(tool_round& round, const tool_view& view, const tool_catalog* 
            "no tool of this name is available in this run.");
       continue;
     }
+    // Arguments that are not one bounded JSON text are invalid like those
+    // a schema refuses: later calls to the tool in this response are not
+    // sent, and the round counts toward its correction budget.
+    auto malformed = [&](std::string code, const std::string& why) {
+      fail(call, call_status::invalid_arguments, std::move(code), why + "; it was not sent.");
+      if (e->role == view_role::tool)
+        invalid_now.insert(tool_key(*e));
+    };
     if (call.arguments.size() > limits.max_argument_bytes) {
-      fail(call, call_status::invalid_arguments, "arguments_too_large",
-           "its arguments exceed " + std::to_string(limits.max_argument_bytes)
-             + " bytes; it was not sent." + std::string{correct_one});
+      malformed("arguments_too_large",
+                "its arguments exceed " + std::to_string(limits.max_argument_bytes) + " bytes");
       continue;
     }
     if (!nesting_within(call.arguments, max_argument_depth)) {
-      fail(call, call_status::invalid_arguments, "arguments_too_deep",
-           "its arguments nest deeper than " + std::to_string(max_argument_depth)
-             + " levels; it was not sent." + std::string{correct_one});
+      malformed("arguments_too_deep",
+                "its arguments nest deeper than " + std::to_string(max_argument_depth) + " levels");
       continue;
     }
     // No arguments are the empty object.
     std::string args_text = call.arguments.empty() ? "{}" : call.arguments;
     const auto* parsed = parse_arguments(args_text);
     if (parsed == nullptr) {
-      fail(call, call_status::invalid_arguments, "invalid_arguments",
-           "its arguments are not well-formed JSON; it was not sent." + std::string{correct_one});
+      malformed("invalid_arguments", "its arguments are not well-formed JSON");
       continue;
     }
     if (e->role != view_role::tool) {
       // The catalog tools' own arguments are checked by their schemas.
       if (!parsed->root().is_object()) {
         fail(call, call_status::invalid_arguments, "invalid_arguments",
-             "its arguments must be one JSON object." + std::string{correct_one});
+             "its arguments must be one JSON object.");
         continue;
       }
       if (!validate_arguments(call, *e, *parsed, memory))
@@ -410,7 +416,7 @@ void decide_round(tool_round& round, const tool_view& view, const tool_catalog* 
       parsed = parse_arguments(args_text); // well-formed: it was just written
       if (parsed == nullptr) {
         fail(call, call_status::invalid_arguments, "invalid_arguments",
-             "its arguments are not well-formed JSON; it was not sent." + std::string{correct_one});
+             "its arguments are not well-formed JSON; it was not sent.");
         continue;
       }
     }
@@ -444,8 +450,7 @@ std::vector<std::size_t> next_wave(tool_round& round, const round_limits& limits
     if (round.rejected_tools.count(tool_key(*call.entry)) != 0) {
       fail(call, call_status::skipped, "rejected_earlier_in_round",
            "it was not sent because the server rejected an earlier call to the same tool in this "
-           "response."
-             + std::string{correct_one});
+           "response.");
       continue;
     }
     if (!call.read_only) {
@@ -521,7 +526,7 @@ void settle_call(round_call& call, tool_round& round, run_memory& memory,
     remember_rejection(memory, fingerprint_of(*call.entry, call.arguments), limits);
     round.rejected_tools.insert(tool_key(*call.entry));
     fail(call, call_status::rejected, "server_rejected_arguments",
-         "the server rejected its arguments." + std::string{correct_one});
+         "the server rejected its arguments.");
     return;
   }
   if (failure.code() == errc::unavailable && failure.message() == "request cancelled") {

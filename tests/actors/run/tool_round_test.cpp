@@ -308,6 +308,43 @@ TEST_CASE("arguments that are not an object, not JSON or too large are invalid")
   CHECK(round.calls[2].reason == "arguments_too_large");
 }
 
+TEST_CASE("arguments that are not one bounded JSON text skip later calls to the tool and count "
+          "toward its correction budget") {
+  round_world w;
+  w.limits.max_argument_bytes = 64;
+  const std::string deep = R"({"q":)" + std::string(100, '[') + std::string(100, ']') + "}";
+  const std::vector<std::string> malformed = {"{not json", std::string(100, ' '), deep};
+  for (const auto& arguments : malformed) {
+    CAPTURE(arguments);
+    auto round = w.decide({{"a", "echo", arguments},
+                           {"b", "echo", R"({"q":"x"})"},
+                           {"c", "record_note", R"({"q":"y"})"}});
+    CHECK(round.calls[0].status == call_status::invalid_arguments);
+    CHECK(round.calls[1].status == call_status::skipped);
+    CHECK(round.calls[1].reason == "earlier_invalid_call");
+    CHECK(round.calls[2].status == call_status::pending);
+  }
+  // Three invalid rounds of echo: its budget is spent.
+  auto round = w.decide({{"a", "echo", R"({"q":"x"})"}});
+  CHECK(round.calls[0].status == call_status::skipped);
+  CHECK(round.calls[0].reason == "correction_budget_spent");
+}
+
+TEST_CASE("every failure says it produced no usable result and asks for one correction") {
+  round_world w;
+  w.limits.max_argument_bytes = 64;
+  auto round = w.decide({{"a", "no_such_tool", "{}"},
+                         {"b", "echo", "{not json"},
+                         {"c", "echo", R"({"q":"x"})"},
+                         {"d", "get_forecast", std::string(100, ' ')}});
+  for (const auto& output : round_outputs(round)) {
+    CAPTURE(output.output);
+    auto message = json::parse(output.output).at("message").get<std::string>();
+    CHECK(message.rfind("The call produced no usable result: ", 0) == 0);
+    CHECK(message.find("Correct one request before batching more calls.") != std::string::npos);
+  }
+}
+
 TEST_CASE("deeply nested arguments are refused before parsing") {
   round_world w;
   std::string deep = R"({"q":)" + std::string(100'000, '[') + std::string(100'000, ']') + "}";
