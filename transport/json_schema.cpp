@@ -17,6 +17,7 @@
 #include <simdjson.h>
 
 #include "transport/json_tape.hpp"
+#include "transport/metaschemas.hpp"
 
 namespace voxos {
 
@@ -1056,8 +1057,12 @@ private:
     std::string doc_uri = hash == std::string::npos ? target : target.substr(0, hash);
     std::string fragment = hash == std::string::npos ? "" : percent_decode(target.substr(hash + 1));
     auto resource = resources_.find(doc_uri);
-    if (resource == resources_.end() && loader_ && !doc_uri.empty()) {
-      if (auto loaded = loader_(doc_uri)) {
+    if (resource == resources_.end() && !doc_uri.empty()) {
+      // the built-in meta-schemas first: they are never fetched
+      auto loaded = builtin_metaschema(doc_uri);
+      if (!loaded && loader_)
+        loaded = loader_(doc_uri);
+      if (loaded) {
         const json& doc =
           *store_.documents.emplace_back(std::make_unique<json>(std::move(*loaded)));
         add_document(doc, doc_uri, draft_of(doc).value_or(draft));
