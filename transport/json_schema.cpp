@@ -18,6 +18,7 @@
 
 #include "transport/json_tape.hpp"
 #include "transport/metaschemas.hpp"
+#include "transport/unicode_categories.hpp"
 
 namespace voxos {
 
@@ -53,8 +54,15 @@ public:
 private:
   static constexpr int max_states = 63;
 
-  std::array<uint64_t, 128> ascii_accept_{};       ///< per ASCII character, the states it may pass
-  uint64_t non_ascii_accept_ = 0;                  ///< states any non-ASCII character may pass
+  std::array<uint64_t, 128> ascii_accept_{}; ///< per ASCII character, the states it may pass
+  uint64_t non_ascii_accept_ = 0;            ///< states any non-ASCII character may pass
+  /// `\p{...}` states: a non-ASCII character passes those whose categories
+  /// hold its own (ASCII ones are in ascii_accept_).
+  struct category_state {
+    uint64_t bit;
+    uint32_t categories; ///< unicode_category bits (already negated for `\P`)
+  };
+  std::vector<category_state> category_states_;
   uint64_t dot_states_ = 0;                        ///< `.` states: not U+2028/U+2029
   uint64_t repeat_ = 0;                            ///< states that may consume again
   std::array<uint64_t, max_states + 1> closure_{}; ///< positions reachable consuming nothing
@@ -362,6 +370,7 @@ struct pattern_atom {
   std::array<uint64_t, 2> ascii{};
   bool non_ascii = false;
   bool dot = false;
+  uint32_t categories = 0; ///< `\p{...}`: the General Categories matched, any code point
 
   void add(unsigned char c) { ascii[c >> 6] |= uint64_t{1} << (c & 63); }
   void add_range(unsigned char low, unsigned char high) {
@@ -574,6 +583,23 @@ std::optional<simple_pattern> simple_pattern::recognise(std::string_view source)
         atom.add_word();
         if (escaped == 'W')
           atom.negate();
+      } else if (escaped == 'p' || escaped == 'P') {
+        // `\p{Name}` or `\p{General_Category=Name}` (also `gc=`)
+        auto close = source.find('}', pos);
+        if (pos >= source.size() || source[pos] != '{' || close == std::string_view::npos)
+          return std::nullopt;
+        std::string_view name = source.substr(pos + 1, close - pos - 1);
+        for (std::string_view prefix : {"General_Category=", "gc="})
+          if (name.substr(0, prefix.size()) == prefix)
+            name.remove_prefix(prefix.size());
+        auto mask = category_mask(name);
+        if (!mask)
+          return std::nullopt;
+        atom.categories = escaped == 'p' ? *mask : ~*mask & ((uint32_t{1} << 30) - 1);
+        for (unsigned ascii = 0; ascii < 128; ++ascii)
+          if ((atom.categories >> static_cast<unsigned>(category_of(ascii))) & 1)
+            atom.add(static_cast<unsigned char>(ascii));
+        pos = close + 1;
       } else if (char control = control_escape(escaped)) {
         atom.add(static_cast<unsigned char>(control));
       } else if (is_identity_escape(escaped)) {
@@ -606,6 +632,8 @@ std::optional<simple_pattern> simple_pattern::recognise(std::string_view source)
         out.ascii_accept_[c] |= bit;
     if (atom.non_ascii)
       out.non_ascii_accept_ |= bit;
+    if (atom.categories)
+      out.category_states_.push_back({bit, atom.categories});
     if (atom.dot)
       out.dot_states_ |= bit;
     if (is_optional)
@@ -670,6 +698,12 @@ bool simple_pattern::search(std::string_view text) const noexcept {
       uint32_t code_point = 0;
       pos += decode_utf8(text, pos, code_point);
       passes = non_ascii_accept_;
+      if (!category_states_.empty()) {
+        auto category = static_cast<unsigned>(category_of(code_point));
+        for (const auto& state : category_states_)
+          if ((state.categories >> category) & 1)
+            passes |= state.bit;
+      }
       if (code_point == 0x2028 || code_point == 0x2029)
         passes &= ~dot_states_;
     }
@@ -1165,6 +1199,18 @@ private:
     out.simple = detail::simple_pattern::recognise(source);
     if (out.simple)
       return out;
+    // std::regex reads `\p` as a plain 'p': a property escape it would
+    // misread is refused (escaped backslashes skipped)
+    for (size_t pos = 0; pos + 1 < source.size(); ++pos) {
+      if (source[pos] != '\\')
+        continue;
+      if (source[pos + 1] == 'p' || source[pos + 1] == 'P') {
+        fail(path, "unsupported Unicode property escape (\\p{...} is supported alone, with a "
+                   "General_Category value, outside classes)");
+        return std::nullopt;
+      }
+      ++pos;
+    }
     try {
       out.re = std::regex(source, std::regex::ECMAScript);
       return out;
