@@ -973,7 +973,30 @@ public:
   void add_document(const json& doc, const std::string& uri, schema_draft draft) {
     std::string pointer_prefix = uri.empty() ? "" : uri + "#";
     resources_[uri] = &doc;
-    index(doc, uri, pointer_prefix, draft);
+    index(doc, uri, pointer_prefix, draft, validation_vocabulary(doc));
+  }
+
+  /// False when `doc`'s `$schema` names a meta-schema of the loader's (not a
+  /// standard one) whose `$vocabulary` leaves out the validation vocabulary:
+  /// the document's validation keywords (type, enum, bounds, required...)
+  /// then assert nothing.
+  bool validation_vocabulary(const json& doc) {
+    if (!doc.is_object() || !loader_)
+      return true;
+    auto found = doc.find("$schema");
+    if (found == doc.end() || !found->is_string())
+      return true;
+    std::string uri = strip_fragment(found->get<std::string>());
+    if (is_builtin_metaschema(uri))
+      return true;
+    auto meta = loader_(uri);
+    if (!meta || !meta->is_object())
+      return true;
+    auto vocabulary = meta->find("$vocabulary");
+    if (vocabulary == meta->end() || !vocabulary->is_object())
+      return true;
+    return vocabulary->contains("https://json-schema.org/draft/2020-12/vocab/validation")
+           || vocabulary->contains("https://json-schema.org/draft/2019-09/vocab/validation");
   }
 
   const schema_node* compile(const json& schema) {
@@ -1005,6 +1028,7 @@ private:
     std::string base;
     std::string pointer;
     schema_draft draft;
+    bool validation = true; ///< the validation vocabulary is on (see validation_vocabulary)
   };
 
   void fail(const std::string& path, const std::string& message) {
@@ -1015,11 +1039,12 @@ private:
 
   // Index: record the base URI, location and draft of every subschema and
   // register `$id`s and anchors, before any `$ref` is followed.
-  void index(const json& schema, std::string base, const std::string& pointer, schema_draft draft) {
+  void index(const json& schema, std::string base, const std::string& pointer, schema_draft draft,
+             bool validation) {
     if (locations_.count(&schema))
       return;
     if (!schema.is_object()) {
-      locations_[&schema] = {base, pointer, draft};
+      locations_[&schema] = {base, pointer, draft, validation};
       return;
     }
     bool has_ref = schema.contains("$ref");
@@ -1048,9 +1073,9 @@ private:
           anchor != schema.end() && anchor->is_string())
         dynamic_anchors_[base].emplace(anchor->get<std::string>(), &schema);
     }
-    locations_[&schema] = {base, pointer, draft};
+    locations_[&schema] = {base, pointer, draft, validation};
     auto child = [&](const json& sub, const std::string& suffix) {
-      index(sub, base, pointer + suffix, draft);
+      index(sub, base, pointer + suffix, draft, validation);
     };
     for (const char* keyword :
          {"additionalProperties", "additionalItems", "items", "contains", "propertyNames", "not",
@@ -1114,7 +1139,7 @@ private:
     const json* found = follow_pointer(*resource->second, fragment);
     if (found && !locations_.count(found)) {
       const location& parent = locations_.at(resource->second);
-      index(*found, parent.base, parent.pointer + fragment, parent.draft);
+      index(*found, parent.base, parent.pointer + fragment, parent.draft, parent.validation);
     }
     return found;
   }
@@ -1622,6 +1647,20 @@ private:
     node.if_ = sub(schema, "if", loc);
     node.then_ = sub(schema, "then", loc);
     node.else_ = sub(schema, "else", loc);
+
+    if (!loc.validation) { // the document's meta-schema leaves validation out
+      node.types = 0;
+      node.enum_values = node.const_value = nullptr;
+      node.enum_all_strings = false;
+      node.required.clear();
+      node.dependent_required.clear();
+      node.min_properties = node.max_properties = node.min_items = node.max_items =
+        node.min_contains = node.max_contains = node.min_length = node.max_length = std::nullopt;
+      node.unique_items = false;
+      node.pattern.reset();
+      node.minimum = node.maximum = node.exclusive_minimum = node.exclusive_maximum = std::nullopt;
+      node.multiple_of.reset();
+    }
 
     // definitions: compiled so that errors inside them surface now
     for (const char* keyword : {"definitions", "$defs"}) {

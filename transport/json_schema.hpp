@@ -37,9 +37,14 @@
 // requirements define SIMDJSON_THREADS_ENABLED, which changes dom::parser's
 // layout); `validate_json_text(schema, text)` needs neither.
 // `$dynamicRef` follows the dynamic scope of entered schema resources.
-// Unknown keywords and `format` are ignored; `$schema` and `$vocabulary` select
-// no metaschema (a `$ref` to a metaschema needs the loader). Remote `$ref`s are fetched only
-// through the optional `schema_loader`; without one they are compile errors.
+// Unknown keywords and `format` are ignored. `$schema` selects the draft; a
+// meta-schema of the loader's whose `$vocabulary` leaves out the validation
+// vocabulary turns the document's validation keywords off. The draft 7 and
+// 2020-12 meta-schemas are built in (transport/metaschemas.hpp); other remote
+// `$ref`s are fetched only through the optional `schema_loader`; without one
+// they are compile errors. Patterns are ECMA-262 in unicode mode as far as
+// recognised: `\p{...}` with a General_Category value (other property
+// escapes are compile errors).
 #pragma once
 
 #include <cstddef>

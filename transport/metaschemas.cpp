@@ -533,15 +533,27 @@ const std::array<std::pair<std::string_view, std::string_view>, 10> documents = 
 }};
 // clang-format on
 
-} // namespace
-
-std::optional<nlohmann::json> builtin_metaschema(std::string_view uri) {
+/// The text of the meta-schema at `uri`, or empty.
+std::string_view text_of(std::string_view uri) {
   if (!uri.empty() && uri.back() == '#')
     uri.remove_suffix(1);
   for (const auto& [known, text] : documents)
     if (known == uri)
-      return nlohmann::json::parse(text);
-  return std::nullopt;
+      return text;
+  return {};
+}
+
+} // namespace
+
+std::optional<nlohmann::json> builtin_metaschema(std::string_view uri) {
+  auto text = text_of(uri);
+  if (text.empty())
+    return std::nullopt;
+  return nlohmann::json::parse(text);
+}
+
+bool is_builtin_metaschema(std::string_view uri) {
+  return !text_of(uri).empty();
 }
 
 } // namespace voxos

@@ -14,4 +14,7 @@ namespace voxos {
 /// is `uri`, or nullopt.
 std::optional<nlohmann::json> builtin_metaschema(std::string_view uri);
 
+/// Whether `uri` is one of them (nothing parsed).
+bool is_builtin_metaschema(std::string_view uri);
+
 } // namespace voxos
