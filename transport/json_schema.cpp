@@ -278,6 +278,9 @@ struct schema_node {
   std::vector<std::pair<uint64_t, uint64_t>>
     dependent_masks; ///< simple objects: trigger bit, needed bits
   bool is_resource = false;
+  /// The root of the schema resource this node belongs to (itself for a
+  /// root); set only when the schema has a `$dynamicRef` to an anchor.
+  const schema_node* resource = nullptr;
   bool tracks_evaluation = false; ///< has unevaluatedProperties or unevaluatedItems
   const json* enum_values = nullptr;
   const json* const_value = nullptr;
@@ -1022,6 +1025,22 @@ public:
   }
 
   std::optional<status> failure() const { return failure_; }
+
+  /// For `$dynamicRef`: each node learns its resource root, so that
+  /// evaluation entering any node of a resource (a `$ref` to one of its
+  /// subschemas too) registers that resource in the dynamic scope.
+  void link_resources() {
+    for (size_t linked = 0; linked != compiled_.size();) {
+      linked = compiled_.size();
+      std::vector<std::pair<const json*, const schema_node*>> nodes(compiled_.begin(),
+                                                                    compiled_.end());
+      for (const auto& [schema, node] : nodes) {
+        auto root = resources_.find(locations_.at(schema).base);
+        if (root != resources_.end() && !node->resource)
+          const_cast<schema_node*>(node)->resource = compile(*root->second);
+      }
+    }
+  }
 
 private:
   struct location {
@@ -2154,6 +2173,14 @@ template <bool Collect>
 bool check(eval_context& ctx, const schema_node& node, element value, const path_link* at,
            annotations* seen, int depth);
 
+/// Whether evaluating `node` enters another schema resource than the
+/// innermost of the dynamic scope.
+inline bool enters_resource(const eval_context& ctx, const schema_node& node) {
+  return node.resource
+         && (ctx.scope_size == 0
+             || ctx.scope[static_cast<size_t>(ctx.scope_size - 1)] != node.resource);
+}
+
 /// Object and array nodes whose keywords are plain (simple_object,
 /// simple_array) take a short way in both passes.
 template <bool Collect>
@@ -2193,13 +2220,13 @@ template <bool Collect>
 inline bool descend(eval_context& ctx, const schema_node& sub, element target,
                     const path_link* where, int depth) {
   const schema_node* node = &sub;
-  while (node->pure_ref && depth <= max_validation_depth) {
+  // (while a $dynamicRef may look for its anchors, every $ref and every
+  // resource entered goes through `check`, which keeps the dynamic scope)
+  while (node->pure_ref && !ctx.dynamic && depth <= max_validation_depth) {
     node = node->ref;
     ++depth;
   }
-  // (a resource entered while a $dynamicRef may look for its anchors goes
-  // through `check`, which keeps the dynamic scope)
-  if (depth <= max_validation_depth && !(ctx.dynamic && node->is_resource)) {
+  if (depth <= max_validation_depth && !(ctx.dynamic && enters_resource(ctx, *node))) {
     if (node->is_leaf) {
       bool ok = leaf_valid(*node, target);
       if (ok) // a leaf that holds has no error to list
@@ -2385,9 +2412,9 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
       if (ctx)
         --ctx->scope_size;
     }
-  } guard{ctx.dynamic && node.is_resource ? &ctx : nullptr};
+  } guard{ctx.dynamic && enters_resource(ctx, node) ? &ctx : nullptr};
   if (guard.ctx)
-    ctx.scope[static_cast<size_t>(ctx.scope_size++)] = &node;
+    ctx.scope[static_cast<size_t>(ctx.scope_size++)] = node.resource;
 
   element_type kind = value.type();
   bool valid = true;
@@ -2751,6 +2778,11 @@ result<compiled_schema> compile_schema(const json& schema, schema_draft default_
   // dynamic scope is tracked only when a $dynamicRef can consult it
   bool dynamic = std::any_of(store->nodes.begin(), store->nodes.end(),
                              [](const auto& node) { return !node->dynamic_ref_anchor.empty(); });
+  if (dynamic) {
+    compiler.link_resources();
+    if (auto failure = compiler.failure())
+      return *failure;
+  }
   const_cast<schema_node*>(root_node)->uses_dynamic_scope = dynamic;
   return compiled_schema(std::move(store), root_node);
 }
