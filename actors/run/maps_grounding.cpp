@@ -550,11 +550,6 @@ std::vector<place_card> select_cards(std::string_view answer_text,
   return out;
 }
 
-std::string_view durable_marker(search_outcome outcome) noexcept {
-  return outcome == search_outcome::completed ? R"({"status":"completed"})"
-                                              : R"({"status":"failed"})";
-}
-
 std::vector<std::string_view> read_only_tools() {
   std::vector<std::string_view> out;
   if (const auto* curated = find_preset(preset_id))

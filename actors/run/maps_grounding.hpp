@@ -94,8 +94,10 @@
 // Attribution}; grounding-lite/reference/mcp/{lookup_weather, search_places}.
 //
 // Durable storage: the full result goes to the model and the live stream
-// only; tool and runtime events store `durable_marker(...)` and nothing of the
-// place content.
+// only. The run's durable tool event (`tools.round`, actors/run/run.cpp
+// record_activity) keeps each call's status and reason, never an output, for
+// every tool; the chat transcript keeps the turn's text, and the answer's
+// cards go back to the host without being stored (actors/tenant/tenant.cpp).
 #pragma once
 
 #include <cstddef>
@@ -197,13 +199,6 @@ std::optional<std::string> supported_maps_url(std::string_view url);
 /// recent one.
 std::vector<place_card> select_cards(std::string_view answer_text,
                                      const std::vector<std::vector<place_card>>& searches);
-
-/// How a search_places call ended, for durable events.
-enum class search_outcome : uint8_t { completed, failed };
-
-/// What a durable tool or runtime event may store for a search_places call:
-/// {"status":"completed"} or {"status":"failed"}, nothing else.
-std::string_view durable_marker(search_outcome outcome) noexcept;
 
 /// The Grounding Lite tools the curated preset marks read-only (read from the
 /// preset catalog, config/presets.cpp, in preset order), so they may run in

@@ -763,13 +763,7 @@ TEST_CASE("cards are not duplicated by place id across searches") {
   CHECK(out.front().title == "Same Place"); // the most recent search's card
 }
 
-// -- durable markers and read-only marks ----------------------------------------------------
-
-TEST_CASE("durable markers store only the status") {
-  CHECK(durable_marker(search_outcome::completed) == R"({"status":"completed"})");
-  CHECK(durable_marker(search_outcome::failed) == R"({"status":"failed"})");
-  CHECK(json::parse(durable_marker(search_outcome::completed)).size() == 1);
-}
+// -- read-only marks ------------------------------------------------------------------------
 
 TEST_CASE("the curated preset marks every Grounding Lite tool read-only") {
   auto tools = read_only_tools();
