@@ -349,6 +349,27 @@ std::string_view scheme_of(std::string_view reference) {
 
 } // namespace
 
+namespace {
+
+// The texts is_argument_rejection recognises, written by the functions below.
+constexpr std::string_view refused_content = "server refused the request: ";
+constexpr std::string_view jsonrpc_error_prefix = "server error ";
+constexpr int64_t invalid_params = -32602;
+
+} // namespace
+
+status jsonrpc_error_status(int64_t code) {
+  return status::error(errc::rejected, std::string{jsonrpc_error_prefix} + std::to_string(code));
+}
+
+bool is_argument_rejection(const status& failure) {
+  if (failure.code() != errc::rejected)
+    return false;
+  const auto& text = failure.message();
+  return text.rfind(refused_content, 0) == 0
+         || text == std::string{jsonrpc_error_prefix} + std::to_string(invalid_params);
+}
+
 status mcp_http_status_error(int http_status, const mcp_http_headers& headers,
                              std::string_view body) {
   std::string answered = "server answered HTTP " + std::to_string(http_status);
@@ -363,7 +384,7 @@ status mcp_http_status_error(int http_status, const mcp_http_headers& headers,
   switch (http_status) {
   case 400:
   case 422:
-    return status::error(errc::rejected, "server refused the request: " + answered);
+    return status::error(errc::rejected, std::string{refused_content} + answered);
   case 401:
     return status::error(errc::unauthorized, "server requires authorization: " + answered);
   case 403:

@@ -227,6 +227,15 @@ status legacy_sse_send(http_client& client, const std::string& endpoint_path,
 status mcp_http_status_error(int http_status, const mcp_http_headers& headers,
                              std::string_view body);
 
+/// The error for a JSON-RPC error answer: errc::rejected naming its code
+/// only (its text is the server's).
+status jsonrpc_error_status(int64_t code);
+
+/// Whether `failure` is a server refusing a request's arguments: an HTTP 400
+/// or 422 (mcp_http_status_error) or a JSON-RPC -32602 "invalid params"
+/// (jsonrpc_error_status). For tools/call, an argument rejection.
+bool is_argument_rejection(const status& failure);
+
 /// The endpoint of a legacy `endpoint` event: `reference` resolved against
 /// `server_url`, checked as legacy_sse_listen describes, as an
 /// origin-relative path and query.

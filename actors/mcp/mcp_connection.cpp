@@ -247,7 +247,7 @@ result<std::string> outcome_of(jsonrpc_message& answer) {
   if (auto* ok = std::get_if<jsonrpc_response>(&answer))
     return std::move(ok->result);
   if (auto* err = std::get_if<jsonrpc_error_response>(&answer))
-    return status::error(errc::rejected, "server error " + std::to_string(err->code));
+    return jsonrpc_error_status(err->code);
   return status::error(errc::bad_json, "server answered with a non-answer");
 }
 

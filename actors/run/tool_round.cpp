@@ -7,6 +7,7 @@
 
 #include "actors/run/maps_grounding.hpp"
 #include "transport/json_text.hpp"
+#include "transport/mcp_http.hpp"
 
 namespace voxos {
 
@@ -270,15 +271,6 @@ void answer_catalog(round_call& call, const view_entry& e, const json& args,
                         {"title", described->title},
                         {"description", described->description},
                         {"input_schema", json::parse(described->input_schema, nullptr, false)}});
-}
-
-/// The problem with a server's refusal, if it is an argument rejection.
-bool is_argument_rejection(const status& failure) {
-  if (failure.code() != errc::rejected)
-    return false;
-  const auto& text = failure.message();
-  return text.find("HTTP 400") != std::string::npos || text.find("HTTP 422") != std::string::npos
-         || text == "server error -32602";
 }
 
 void remember_rejection(run_memory& memory, uint64_t fingerprint, const round_limits& limits) {

@@ -22,6 +22,10 @@
 
 using std::chrono::milliseconds;
 using voxos::errc;
+using voxos::is_argument_rejection;
+using voxos::jsonrpc_error_status;
+using voxos::mcp_http_status_error;
+using voxos::status;
 using voxos::http_client;
 using voxos::jsonrpc_id;
 using voxos::jsonrpc_message;
@@ -414,6 +418,19 @@ TEST_CASE("an error response without an id in place of the answer is rejected") 
     CHECK(mentions(out.error(), "-32700"));
     CHECK_FALSE(mentions(out.error(), "secret-detail"));
   }
+}
+
+TEST_CASE("argument rejections are the 400 and 422 answers and JSON-RPC invalid params only") {
+  for (int http_status : {400, 422})
+    CHECK(is_argument_rejection(mcp_http_status_error(http_status, {}, "")));
+  for (int http_status : {401, 403, 404, 405, 413, 500, 503})
+    CHECK_FALSE(is_argument_rejection(mcp_http_status_error(http_status, {}, "")));
+  CHECK(is_argument_rejection(
+    mcp_http_status_error(400, {}, R"({"jsonrpc":"2.0","id":1,"error":{"code":-32600}})")));
+  CHECK(is_argument_rejection(jsonrpc_error_status(-32602)));
+  for (int64_t code : {-32601, -32603, -32000, 32602})
+    CHECK_FALSE(is_argument_rejection(jsonrpc_error_status(code)));
+  CHECK_FALSE(is_argument_rejection(status::error(errc::unavailable, "server error -32602")));
 }
 
 TEST_CASE("HTTP statuses map to error codes that name the status only") {

@@ -5,6 +5,7 @@
 
 #include "actors/run/tool_fixtures.hpp"
 #include "actors/run/tool_round.hpp"
+#include "transport/mcp_http.hpp"
 
 namespace voxos {
 
@@ -171,9 +172,7 @@ TEST_CASE("a server 400 is an argument rejection: later waves of the tool are sk
   auto first = next_wave(round, w.limits);
   REQUIRE(first.size() == 8);
   // The first call is refused by the server; the rest of the wave finishes.
-  settle_call(
-    round.calls[first[0]], round, w.memory, w.limits,
-    status::error(errc::rejected, "server refused the request: server answered HTTP 400"));
+  settle_call(round.calls[first[0]], round, w.memory, w.limits, mcp_http_status_error(400, {}, ""));
   for (std::size_t idx = 1; idx < first.size(); ++idx)
     settle_call(round.calls[first[idx]], round, w.memory, w.limits, ok_result);
   CHECK(round.calls[0].status == call_status::rejected);
@@ -191,8 +190,7 @@ TEST_CASE("JSON-RPC invalid params is an argument rejection, other server errors
   round_world w;
   auto round = w.decide({{"a", "echo", R"({"q":"1"})"}, {"b", "record_note", R"({"q":"2"})"}});
   auto wave = next_wave(round, w.limits);
-  settle_call(round.calls[0], round, w.memory, w.limits,
-              status::error(errc::rejected, "server error -32602"));
+  settle_call(round.calls[0], round, w.memory, w.limits, jsonrpc_error_status(-32602));
   CHECK(round.calls[0].status == call_status::rejected);
   wave = next_wave(round, w.limits);
   settle_call(round.calls[1], round, w.memory, w.limits,
@@ -208,9 +206,7 @@ TEST_CASE("an exact request a server rejected is skipped in a later round") {
   round_world w;
   auto round = w.decide({forecast("a", "2026-12-03")});
   auto wave = next_wave(round, w.limits);
-  settle_call(
-    round.calls[0], round, w.memory, w.limits,
-    status::error(errc::rejected, "server refused the request: server answered HTTP 422"));
+  settle_call(round.calls[0], round, w.memory, w.limits, mcp_http_status_error(422, {}, ""));
   auto again = w.decide({forecast("b", "2026-12-03"), forecast("c", "2026-12-04")});
   CHECK(again.calls[0].status == call_status::skipped);
   CHECK(again.calls[0].reason == "repeated_rejected_request");
@@ -222,9 +218,7 @@ TEST_CASE("a rejected request is recognised however its arguments are spelled") 
   auto round = w.decide(
     {{"a", "get_forecast", R"({"location": {"address": "Main St 1"}, "date": "2026-12-03"})"}});
   next_wave(round, w.limits);
-  settle_call(
-    round.calls[0], round, w.memory, w.limits,
-    status::error(errc::rejected, "server refused the request: server answered HTTP 400"));
+  settle_call(round.calls[0], round, w.memory, w.limits, mcp_http_status_error(400, {}, ""));
   // The same request, members in another order and without spaces.
   auto again = w.decide(
     {{"b", "get_forecast", R"({"date":"2026-12-03","location":{"address":"Main St 1"}})"}});
