@@ -200,7 +200,10 @@ result<trace_record> read_trace(std::istream& in) {
                                                o.at("status").get<std::string>(),
                                                o.at("output").get<std::string>()});
       } else if (type == "cancel") {
-        out.cancelled_in_round = out.rounds.empty() ? 0 : out.rounds.back().round;
+        // during a round: before its outputs (its calls answered as
+        // cancelled); after them the run was idle, and no output changed
+        if (!out.rounds.empty() && out.rounds.back().outputs.empty())
+          out.cancelled_in_round = out.rounds.back().round;
       } else {
         return bad_line(line_no, "unknown type");
       }

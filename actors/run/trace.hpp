@@ -93,8 +93,8 @@ struct trace_record {
   round_limits limits;
   std::vector<traced_round> rounds;
   std::vector<traced_answer> answers; ///< in the order they were recorded
-  /// The round during which the run was cancelled (0: never; a cancel
-  /// between rounds counts for the round before it).
+  /// The round during which the run was cancelled (0: never, or while it
+  /// was idle between rounds, which changes no output).
   uint64_t cancelled_in_round = 0;
 };
 

@@ -97,6 +97,31 @@ TEST_CASE("a traced run replays identically, and a changed answer is reported") 
   CHECK(replay(junk_path, f.dir.str()).code == 2);
 }
 
+TEST_CASE("a run cancelled while idle after a round of two waves replays without a cancel") {
+  std::string trace_dir;
+  test::run_fixture f{[&trace_dir](node_config& cfg) {
+    trace_dir = cfg.data_dir + "/traces";
+    std::filesystem::create_directories(trace_dir);
+    cfg.run.trace_dir = trace_dir;
+  }};
+  auto run_id = f.start_run();
+  json calls = json::array();
+  for (int day = 1; day <= 9; ++day) // nine read-only calls: waves of eight and one
+    calls.push_back(forecast("d" + std::to_string(day), "2026-12-0" + std::to_string(day)));
+  auto answered = f.submit(run_id, calls);
+  REQUIRE_MESSAGE(answered.status == 200, answered.raw);
+  REQUIRE(f.node->call("DELETE", "/v1/runs/" + run_id, f.token).status == 200);
+
+  auto path = trace_dir + "/" + run_id + ".jsonl";
+  auto text = read_file(path);
+  REQUIRE(text.rfind("{\"type\":\"cancel\"}") > text.rfind("\"type\":\"outputs\""));
+  // The cancel came after the round's outputs: replaying it during the round
+  // would cancel its second wave.
+  auto same = replay(path, f.dir.str());
+  CHECK_MESSAGE(same.code == 0, same.out);
+  CHECK(same.out.find("round 1: 9 outputs identical") != std::string::npos);
+}
+
 TEST_CASE("the traces checked in under tests/data/traces replay identically") {
   test::temp_dir work;
   std::size_t replayed = 0;
