@@ -198,6 +198,51 @@ TEST_CASE("an MCP tool needs an explicit allowlist and a grant") {
         == reason::not_granted);
 }
 
+TEST_CASE("a tool is read-only when its curated preset says so or its definition hints it") {
+  auto t = base_tenant();
+  // The Grounding Lite preset marks its tools read-only; these cached
+  // definitions carry no readOnlyHint.
+  auto maps = server_from_preset("s_maps", "google_maps_grounding_lite");
+  maps.allowed_tools.clear();
+  for (const auto& def : maps.cached_tools.definitions()) {
+    CHECK_FALSE(def.read_only_hint);
+    maps.allowed_tools.push_back(def.name);
+  }
+  REQUIRE(maps.allowed_tools.size() >= 2); // lookup_weather, search_places...
+  // A server without a preset: read-only only by the hint.
+  auto plain = server_from_preset("s_gh", "github");
+  plain.preset_id.clear();
+  plain.allowed_tools = {"hinted", "unhinted"};
+  edit_cache(plain, [](auto& defs) {
+    tool_definition hinted;
+    hinted.name = "hinted";
+    hinted.input_schema = R"({"type":"object"})";
+    hinted.read_only_hint = true;
+    tool_definition unhinted = hinted;
+    unhinted.name = "unhinted";
+    unhinted.read_only_hint = false;
+    defs.push_back(hinted);
+    defs.push_back(unhinted);
+  });
+  t.servers.emplace("s_maps", maps);
+  t.servers.emplace("s_gh", plain);
+  for (const auto& name : t.servers.at("s_maps").allowed_tools)
+    grant(t, default_agent, "s_maps", name);
+  grant(t, default_agent, "s_gh", "hinted");
+  grant(t, default_agent, "s_gh", "unhinted");
+  auto p = compose(t);
+  for (const auto& name : t.servers.at("s_maps").allowed_tools) {
+    CAPTURE(name);
+    const auto* tool = p.find("s_maps", name);
+    REQUIRE(tool != nullptr);
+    CHECK(tool->read_only);
+  }
+  REQUIRE(p.find("s_gh", "hinted") != nullptr);
+  CHECK(p.find("s_gh", "hinted")->read_only);
+  REQUIRE(p.find("s_gh", "unhinted") != nullptr);
+  CHECK_FALSE(p.find("s_gh", "unhinted")->read_only);
+}
+
 // -- Action routes ------------------------------------------------------------------
 
 namespace {
