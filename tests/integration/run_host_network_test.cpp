@@ -1,0 +1,157 @@
+// A run driven over the CAF network, as agent hosts drive it (run_host's
+// messages): cancelling cancels every call in flight at the SDK-built peer,
+// answers each call id as cancelled, in call order, and the summary counts
+// them; hostile rounds (10,000 calls, a 50 MB argument, repeated call ids,
+// another run's id) get their specific errors and the run goes on.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <utility>
+#include <variant>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include "actors/run_host/run_host.hpp"
+#include "messages/error.hpp"
+#include "messages/register.hpp"
+#include "support/run_fixture.hpp"
+
+using namespace voxos;
+using nlohmann::json;
+
+namespace {
+
+struct host_config : caf::actor_system_config {
+  host_config() {
+    register_types(*this);
+    load<caf::io::middleman>();
+  }
+};
+
+/// An agent host connected to the fixture's node over the CAF network.
+struct network_host {
+  host_config cfg;
+  caf::actor_system sys{cfg};
+  run_host_actor host;
+  std::unique_ptr<caf::scoped_actor> self;
+
+  explicit network_host(test::run_fixture& f) {
+    auto found =
+      sys.middleman().remote_actor<run_host_actor>("127.0.0.1", f.node->get().caf_port());
+    REQUIRE(found);
+    host = *found;
+    self = std::make_unique<caf::scoped_actor>(sys);
+  }
+
+  run_ticket start(test::run_fixture& f) {
+    run_ticket ticket;
+    (*self)
+      ->request(host, std::chrono::seconds(10), create_atom::value, run_atom::value, f.token,
+                run_start{f.agent_id, "owner_text_chat", "", "", ""})
+      .receive([&](const run_ticket& started) { ticket = started; },
+               [&](caf::error& err) { FAIL("the run did not start: " << sys.render(err)); });
+    REQUIRE_FALSE(ticket.run_id.empty());
+    return ticket;
+  }
+
+  /// The round's outputs, or its error (code and message).
+  std::variant<std::vector<tool_output>, std::pair<errc, std::string>>
+  round(test::run_fixture& f, const std::string& run_id, const std::vector<tool_call>& calls) {
+    std::variant<std::vector<tool_output>, std::pair<errc, std::string>> out;
+    (*self)
+      ->request(host, std::chrono::seconds(60), tool_atom::value, f.token, run_id, calls)
+      .receive([&](std::vector<tool_output>& outputs) { out = std::move(outputs); },
+               [&](caf::error& err) { out = std::make_pair(code_of(err), message_of(err)); });
+    return out;
+  }
+};
+
+} // namespace
+
+TEST_CASE("over the CAF network, hostile rounds get their own errors and the run goes on") {
+  test::run_fixture f;
+  network_host h{f};
+  auto ticket = h.start(f);
+  auto error_of = [](const auto& answer) {
+    REQUIRE(std::holds_alternative<std::pair<errc, std::string>>(answer));
+    return std::get<std::pair<errc, std::string>>(answer);
+  };
+
+  std::vector<tool_call> many(10'000, tool_call{"", "echo", R"({"text":"x"})"});
+  for (std::size_t idx = 0; idx < many.size(); ++idx)
+    many[idx].call_id = "c" + std::to_string(idx);
+  auto too_many = error_of(h.round(f, ticket.run_id, many));
+  CHECK(too_many.first == errc::out_of_range);
+  CHECK(too_many.second.find("at most") != std::string::npos);
+
+  auto repeated = error_of(h.round(
+    f, ticket.run_id, {{"same", "echo", R"({"text":"a"})"}, {"same", "echo", R"({"text":"b"})"}}));
+  CHECK(repeated.first == errc::conflict);
+
+  auto elsewhere = error_of(h.round(f, "r_not-this-tenants", {{"a", "echo", R"({"text":"a"})"}}));
+  CHECK(elsewhere.first == errc::not_found);
+
+  // A 50 MB argument is one failed call, not sent; the call beside it is.
+  std::string huge = R"({"text":")" + std::string(std::size_t{50} << 20, 'x') + R"("})";
+  auto answered =
+    h.round(f, ticket.run_id, {{"big", "echo", huge}, {"small", "record_note", R"({"note":"n"})"}});
+  REQUIRE(std::holds_alternative<std::vector<tool_output>>(answered));
+  const auto& outputs = std::get<std::vector<tool_output>>(answered);
+  REQUIRE(outputs.size() == 2);
+  CHECK(outputs[0].status == "invalid_arguments");
+  CHECK(outputs[0].output.find("exceed") != std::string::npos);
+  CHECK(outputs[0].output.size() < 1024);
+  CHECK(outputs[1].status == "ok");
+
+  // The run and the node go on.
+  auto after = h.round(f, ticket.run_id, {{"next", "echo", R"({"text":"again"})"}});
+  REQUIRE(std::holds_alternative<std::vector<tool_output>>(after));
+  CHECK(std::get<std::vector<tool_output>>(after)[0].status == "ok");
+}
+
+TEST_CASE("cancelling a run over the CAF network cancels every call in flight at the peer") {
+  test::run_fixture f;
+  REQUIRE(test::reset_peer_stats(f.peer->port()));
+  network_host h{f};
+  auto ticket = h.start(f);
+
+  std::vector<tool_call> calls;
+  for (int n = 0; n < 8; ++n)
+    calls.push_back({"s" + std::to_string(n), "sleep", R"({"ms":20000})"});
+  std::variant<std::vector<tool_output>, std::pair<errc, std::string>> answered;
+  std::thread submitter{[&] {
+    network_host submitting{f}; // its own actor: the round's answer waits there
+    answered = submitting.round(f, ticket.run_id, calls);
+  }};
+  bool all_in_flight =
+    test::wait_for_stats(f.peer->port(), [](const json& s) { return s["in_flight"] == 8; });
+
+  std::string summary;
+  (*h.self)
+    ->request(h.host, std::chrono::seconds(10), cancel_atom::value, f.token, ticket.run_id)
+    .receive([&](const std::string& cancelled) { summary = cancelled; },
+             [&](caf::error& err) { FAIL("cancel failed: " << h.sys.render(err)); });
+  submitter.join();
+  REQUIRE(all_in_flight);
+  CHECK(json::parse(summary)["cancelled_calls"] == 8);
+  REQUIRE(std::holds_alternative<std::vector<tool_output>>(answered));
+  const auto& outputs = std::get<std::vector<tool_output>>(answered);
+  REQUIRE(outputs.size() == calls.size());
+  for (std::size_t idx = 0; idx < calls.size(); ++idx) {
+    CHECK(outputs[idx].call_id == calls[idx].call_id);
+    CHECK(outputs[idx].status == "cancelled");
+  }
+  // The peer saw every call cancelled and holds none.
+  CHECK(test::wait_for_stats(
+    f.peer->port(), [](const json& s) { return s["cancelled"] == 8 && s["in_flight"] == 0; }));
+  // The run is gone: a second cancel of it is not found.
+  (*h.self)
+    ->request(h.host, std::chrono::seconds(10), cancel_atom::value, f.token, ticket.run_id)
+    .receive([&](const std::string&) { FAIL("a cancelled run was cancelled again"); },
+             [&](caf::error& err) { CHECK(code_of(err) == errc::not_found); });
+}
