@@ -2135,14 +2135,14 @@ struct eval_context {
   bool dynamic = false;
   int scope_size = 0;
   std::array<const schema_node*, max_validation_depth + 2> scope;
-  // The boolean pass, when only the first error is wanted: the leaf whose
-  // failure failed the document, so that no second pass is needed (see
-  // `note_failure`).
+  // The boolean pass, when only the first error is wanted: the failure that
+  // failed the document, so that no second pass is needed (see `note_leaf`).
   bool note_failures = false;
   int probing = 0; ///< > 0 where a failure is not the document's (anyOf, not, contains...)
-  const schema_node* failed_leaf = nullptr;
-  const uint64_t* failed_value = nullptr;           ///< the failing value's tape word
-  const schema_node* failed_unmatched_in = nullptr; ///< additionalProperties false: its node
+  bool failure_noted = false;
+  const uint64_t* failed_value = nullptr;   ///< the failing value's tape word
+  const schema_node* failed_leaf = nullptr; ///< a leaf: its first failing keyword is the error
+  std::string_view failed_schema_path, failed_constraint; ///< else: the error's texts
 };
 
 /// Marks a subschema evaluation whose failure the enclosing keyword decides
@@ -2157,16 +2157,25 @@ struct probe_scope {
 
 /// The boolean pass: notes that `leaf` failed on `value`. Outside probes a
 /// failure ends the pass and fails the document, and the collecting pass
-/// would list this leaf's first error first (it walks the same way), so that
-/// error can be written from the note. `unmatched_in`: the node whose
-/// `additionalProperties: false` refused the member.
-inline void note_failure(eval_context& ctx, const schema_node& leaf, element value,
-                         const schema_node* unmatched_in = nullptr) {
+/// would list this failure's error first (it walks the same way), so that
+/// error can be written from the note.
+inline void note_leaf(eval_context& ctx, const schema_node& leaf, element value) {
   if (!ctx.note_failures || ctx.probing)
     return;
-  ctx.failed_leaf = &leaf;
+  ctx.failure_noted = true;
   ctx.failed_value = value.word();
-  ctx.failed_unmatched_in = unmatched_in;
+  ctx.failed_leaf = &leaf;
+}
+
+/// The same for a failure whose error is known: at `value`, these texts.
+inline void note_error(eval_context& ctx, element value, std::string_view schema_path,
+                       std::string_view constraint) {
+  if (!ctx.note_failures || ctx.probing)
+    return;
+  ctx.failure_noted = true;
+  ctx.failed_value = value.word();
+  ctx.failed_schema_path = schema_path;
+  ctx.failed_constraint = constraint;
 }
 
 template <bool Collect>
@@ -2232,7 +2241,7 @@ inline bool descend(eval_context& ctx, const schema_node& sub, element target,
       if (ok) // a leaf that holds has no error to list
         return true;
       if constexpr (!Collect) {
-        note_failure(ctx, *node, target);
+        note_leaf(ctx, *node, target);
         return false;
       }
       return leaf_errors(ctx, *node, target, where);
@@ -2276,8 +2285,12 @@ template <bool Collect>
       if constexpr (!Collect) {
         // (a member unevaluatedProperties refuses is listed after the
         // declared ones by the collecting pass: not noted)
-        if (declared || node.additional_properties)
-          note_failure(ctx, *sub, field.value, !declared && sub->is_boolean ? &node : nullptr);
+        if (!declared && sub->is_boolean) {
+          const auto& text = node.text(failing::additional_properties);
+          note_error(ctx, field.value, text.schema_path, text.constraint);
+        } else if (declared || node.additional_properties) {
+          note_leaf(ctx, *sub, field.value);
+        }
         return false;
       }
       // the errors, with the member's path only now
@@ -2302,9 +2315,20 @@ template <bool Collect>
       return false;
     }
   }
+  // (the first missing name of a dependency or `required`, in the
+  // collecting pass's order, is what a noted failure names)
+  auto first_missing = [&](const std::vector<size_t>& entries) {
+    size_t idx = 0;
+    while (idx < entries.size() && (present & node.names[entries[idx]].bit))
+      ++idx;
+    return idx;
+  };
   if ((present & node.required_mask) != node.required_mask) {
-    if constexpr (!Collect)
+    if constexpr (!Collect) {
+      note_error(ctx, object.container(), node.text(failing::required).schema_path,
+                 node.required_texts[first_missing(node.required_entries)]);
       return false;
+    }
     valid = false;
     for (size_t required_idx = 0; required_idx < node.required.size(); ++required_idx)
       if (!(present & node.names[node.required_entries[required_idx]].bit)
@@ -2316,10 +2340,13 @@ template <bool Collect>
     auto [trigger, needed] = node.dependent_masks[dep_idx];
     if (!(present & trigger) || (present & needed) == needed)
       continue;
-    if constexpr (!Collect)
-      return false;
-    valid = false;
     const auto& entries = node.dependent_required_entries[dep_idx];
+    if constexpr (!Collect) {
+      const auto& text = node.dependent_required_texts[dep_idx][first_missing(entries)];
+      note_error(ctx, object.container(), text.schema_path, text.constraint);
+      return false;
+    }
+    valid = false;
     for (size_t other_idx = 0; other_idx < entries.size(); ++other_idx) {
       const auto& text = node.dependent_required_texts[dep_idx][other_idx];
       if (!(present & node.names[entries[other_idx]].bit)
@@ -2341,8 +2368,10 @@ template <bool Collect>
   bool valid = true;
   auto bound = [&](failing keyword) {
     valid = false;
+    const failure_text& text = node.text(keyword);
     if constexpr (Collect)
-      return list_error(ctx, node.text(keyword).schema_path, node.text(keyword).constraint, at);
+      return list_error(ctx, text.schema_path, text.constraint, at);
+    note_error(ctx, array.container(), text.schema_path, text.constraint);
     return false;
   };
   if (node.min_items || node.max_items) {
@@ -2402,7 +2431,7 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
       return true;
     if constexpr (Collect)
       return leaf_errors(ctx, node, value, at);
-    note_failure(ctx, node, value);
+    note_leaf(ctx, node, value);
     return false;
   }
   // dynamic scope
@@ -2431,15 +2460,13 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
     valid = false;
     if constexpr (Collect)
       ctx.errors->push_back({to_pointer(where), schema_path, constraint});
+    else if (where == at) // (a member's failure is not noted: its value is not at hand)
+      note_error(ctx, value, schema_path, constraint);
     return go_on();
   };
   auto fail = [&](failing keyword, const path_link* where) {
-    if constexpr (Collect) {
-      const failure_text& text = node.text(keyword);
-      return fail_with(text.schema_path, text.constraint, where);
-    } else {
-      return fail_with({}, {}, where);
-    }
+    const failure_text& text = node.text(keyword);
+    return fail_with(text.schema_path, text.constraint, where);
   };
   auto apply = [&](const schema_node& sub, element target, const path_link* where,
                    annotations* into) {
@@ -2659,7 +2686,8 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
       annotations matched;
       for (const schema_node* sub : node.one_of) {
         matches += probe(*sub, track ? &matched : nullptr) ? 1 : 0;
-        if (!Collect && matches > 1)
+        // (a noted failure names the number of matches: all are counted)
+        if (!Collect && matches > 1 && !(ctx.note_failures && !ctx.probing))
           break;
       }
       if (matches == 1) {
@@ -2742,14 +2770,12 @@ validation_result invalid_json(simdjson::error_code code) {
 constexpr size_t large_text_bytes = size_t{1} << 20;
 
 /// The error the collecting pass would list first for the failure the
-/// boolean pass noted (`note_failure`).
+/// boolean pass noted (`note_leaf`, `note_error`).
 schema_error first_error(const eval_context& ctx, element root) {
-  const schema_node& leaf = *ctx.failed_leaf;
   std::string path = pointer_to(root, ctx.failed_value);
-  if (ctx.failed_unmatched_in) {
-    const failure_text& text = ctx.failed_unmatched_in->text(failing::additional_properties);
-    return {std::move(path), text.schema_path, text.constraint};
-  }
+  if (!ctx.failed_leaf)
+    return {std::move(path), ctx.failed_schema_path, ctx.failed_constraint};
+  const schema_node& leaf = *ctx.failed_leaf;
   if (leaf.is_boolean)
     return {std::move(path), leaf.path, false_schema};
   element value{root.document(), ctx.failed_value};
@@ -2806,7 +2832,7 @@ validation_result validate(const compiled_schema& schema, const Document& instan
   if (descend<false>(ctx, schema.root(), root, nullptr, 0))
     return out;
   out.texts = schema.texts();
-  if (ctx.failed_leaf) { // the first error, from the note
+  if (ctx.failure_noted) { // the first error, from the note
     out.errors.push_back(first_error(ctx, root));
     return out;
   }

@@ -108,6 +108,8 @@ template <class Iterator>
 class tape_span {
 public:
   explicit tape_span(tape_value open) noexcept : open_(open) {}
+  /// The object or array itself.
+  tape_value container() const noexcept { return open_; }
   Iterator begin() const noexcept { return {open_.document(), open_.word() + 1}; }
   Iterator end() const noexcept { return {open_.document(), open_.after() - 1}; }
   /// Number of members or items (counted when the tape's count is saturated).
