@@ -12,13 +12,12 @@
 #include <variant>
 
 #include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/scoped_actor.hpp>
 
 #include "actors/run_host/run_host.hpp"
 #include "messages/error.hpp"
-#include "messages/register.hpp"
+#include "support/caf_host.hpp"
 #include "support/run_fixture.hpp"
 
 using namespace voxos;
@@ -26,16 +25,9 @@ using nlohmann::json;
 
 namespace {
 
-struct host_config : caf::actor_system_config {
-  host_config() {
-    register_types(*this);
-    load<caf::io::middleman>();
-  }
-};
-
 /// An agent host connected to the fixture's node over the CAF network.
 struct network_host {
-  host_config cfg;
+  test::caf_host_config cfg;
   caf::actor_system sys{cfg};
   run_host_actor host;
   std::unique_ptr<caf::scoped_actor> self;

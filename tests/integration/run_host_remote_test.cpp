@@ -3,28 +3,15 @@
 #include <doctest/doctest.h>
 
 #include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/scoped_actor.hpp>
 
 #include "actors/run_host/run_host.hpp"
 #include "messages/error.hpp"
-#include "messages/register.hpp"
+#include "support/caf_host.hpp"
 #include "support/voxosd_process.hpp"
 
 using namespace voxos;
-
-namespace {
-
-struct host_config : caf::actor_system_config {
-  host_config() {
-    register_types(*this);
-    load<caf::io::middleman>();
-    set("scheduler.max-threads", size_t{1});
-  }
-};
-
-} // namespace
 
 TEST_CASE("an agent host in another process pings the run host and learns its tenant") {
   test::temp_dir dir;
@@ -34,7 +21,7 @@ TEST_CASE("an agent host in another process pings the run host and learns its te
   // A tenant and its token, made through the operator API.
   auto [tenant_id, token] = node.make_tenant("Acme");
 
-  host_config cfg;
+  test::caf_host_config cfg;
   caf::actor_system sys{cfg};
   auto host = sys.middleman().remote_actor<run_host_actor>("127.0.0.1", node.caf_port());
   REQUIRE(host);

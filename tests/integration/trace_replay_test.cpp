@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sys/stat.h>
 
 #include "support/child_process.hpp"
@@ -34,6 +35,16 @@ std::string read_file(const std::string& path) {
   return {std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
 }
 
+/// A node configuration that records run traces into `<data dir>/traces`,
+/// whose path goes to `trace_dir`.
+std::function<void(node_config&)> tracing_into(std::string& trace_dir) {
+  return [&trace_dir](node_config& cfg) {
+    trace_dir = cfg.data_dir + "/traces";
+    std::filesystem::create_directories(trace_dir);
+    cfg.run.trace_dir = trace_dir;
+  };
+}
+
 json forecast(const std::string& id, const std::string& date) {
   return {{"call_id", id},
           {"name", "get_forecast"},
@@ -44,11 +55,7 @@ json forecast(const std::string& id, const std::string& date) {
 
 TEST_CASE("a traced run replays identically, and a changed answer is reported") {
   std::string trace_dir;
-  test::run_fixture f{[&trace_dir](node_config& cfg) {
-    trace_dir = cfg.data_dir + "/traces";
-    std::filesystem::create_directories(trace_dir);
-    cfg.run.trace_dir = trace_dir;
-  }};
+  test::run_fixture f{tracing_into(trace_dir)};
   auto run_id = f.start_run();
   auto first = f.submit(
     run_id,
@@ -99,11 +106,7 @@ TEST_CASE("a traced run replays identically, and a changed answer is reported") 
 
 TEST_CASE("a run cancelled while idle after a round of two waves replays without a cancel") {
   std::string trace_dir;
-  test::run_fixture f{[&trace_dir](node_config& cfg) {
-    trace_dir = cfg.data_dir + "/traces";
-    std::filesystem::create_directories(trace_dir);
-    cfg.run.trace_dir = trace_dir;
-  }};
+  test::run_fixture f{tracing_into(trace_dir)};
   auto run_id = f.start_run();
   json calls = json::array();
   for (int day = 1; day <= 9; ++day) // nine read-only calls: waves of eight and one
