@@ -22,15 +22,15 @@
 
 using std::chrono::milliseconds;
 using voxos::errc;
+using voxos::http_client;
 using voxos::is_argument_rejection;
 using voxos::jsonrpc_error_status;
-using voxos::mcp_http_status_error;
-using voxos::status;
-using voxos::http_client;
 using voxos::jsonrpc_id;
 using voxos::jsonrpc_message;
 using voxos::mcp_exchange_limits;
 using voxos::mcp_http_headers;
+using voxos::mcp_http_status_error;
+using voxos::status;
 using voxos::test::loopback_client;
 using voxos::test::loopback_server;
 using voxos::test::reply_events;
