@@ -362,9 +362,15 @@ caf::result<std::vector<tool_output>> start_round(self_pointer self, std::vector
   auto& st = self->state;
   if (st.phase != run_phase::idle)
     return make_error(errc::conflict, "this run is already executing a tool round");
+  std::vector<tool_call> traced;
+  if (st.setup.trace)
+    traced = in; // (a refused response is traced whole)
   auto made = make_round(std::move(in), st.setup.limits);
-  if (!made)
+  if (!made) {
+    if (st.setup.trace)
+      st.setup.trace->refused(st.rounds, traced, made.error());
     return to_error(made.error());
+  }
   st.round = std::move(*made);
   if (st.setup.trace) {
     std::vector<tool_call> accepted;
@@ -449,7 +455,11 @@ run_actor::behavior_type run_behavior(self_pointer self, run_setup setup, node_m
     },
     [self, note](turn_atom, const std::string& assistant) {
       note();
-      return turn_place_cards(assistant, self->state.memory);
+      auto& st = self->state;
+      auto cards = turn_place_cards(assistant, st.memory);
+      if (st.setup.trace)
+        st.setup.trace->turn(st.rounds, assistant, cards);
+      return cards;
     },
     [self, note](listen_atom, caf::actor& listener) {
       note();

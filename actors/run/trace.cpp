@@ -49,6 +49,14 @@ json calls_json(const std::vector<tool_call>& calls) {
   return out;
 }
 
+std::vector<tool_call> calls_from_json(const json& calls) {
+  std::vector<tool_call> out;
+  for (const auto& c : calls)
+    out.push_back({c.at("call_id").get<std::string>(), c.at("name").get<std::string>(),
+                   c.at("arguments").get<std::string>()});
+  return out;
+}
+
 json outputs_json(const std::vector<tool_output>& outputs) {
   json out = json::array();
   for (const auto& o : outputs)
@@ -126,6 +134,23 @@ void run_trace::outputs(uint64_t round, const std::vector<tool_output>& outputs)
   line({{"type", "outputs"}, {"round", round}, {"outputs", outputs_json(outputs)}});
 }
 
+std::string refusal_text(const status& error) {
+  return std::string{to_string(error.code())} + ": " + error.message();
+}
+
+void run_trace::refused(uint64_t after_round, const std::vector<tool_call>& calls,
+                        const status& error) {
+  line({{"type", "refused"},
+        {"after_round", after_round},
+        {"calls", calls_json(calls)},
+        {"error", refusal_text(error)}});
+}
+
+void run_trace::turn(uint64_t after_round, const std::string& assistant, const std::string& cards) {
+  line(
+    {{"type", "turn"}, {"after_round", after_round}, {"assistant", assistant}, {"cards", cards}});
+}
+
 void run_trace::cancel() {
   line({{"type", "cancel"}});
 }
@@ -183,10 +208,7 @@ result<trace_record> read_trace(std::istream& in) {
       if (type == "calls") {
         traced_round round;
         round.round = doc.at("round").get<uint64_t>();
-        for (const auto& c : doc.at("calls"))
-          round.calls.push_back({c.at("call_id").get<std::string>(),
-                                 c.at("name").get<std::string>(),
-                                 c.at("arguments").get<std::string>()});
+        round.calls = calls_from_json(doc.at("calls"));
         out.rounds.push_back(std::move(round));
       } else if (type == "mcp") {
         out.answers.push_back({doc.at("server_id").get<std::string>(),
@@ -199,6 +221,19 @@ result<trace_record> read_trace(std::istream& in) {
           out.rounds.back().outputs.push_back({o.at("call_id").get<std::string>(),
                                                o.at("status").get<std::string>(),
                                                o.at("output").get<std::string>()});
+      } else if (type == "refused" || type == "turn") {
+        traced_between step;
+        step.after_round = doc.at("after_round").get<uint64_t>();
+        if (type == "refused") {
+          step.what = traced_between::kind::refused;
+          step.calls = calls_from_json(doc.at("calls"));
+          step.error = doc.at("error").get<std::string>();
+        } else {
+          step.what = traced_between::kind::turn;
+          step.assistant = doc.at("assistant").get<std::string>();
+          step.cards = doc.at("cards").get<std::string>();
+        }
+        out.between.push_back(std::move(step));
       } else if (type == "cancel") {
         // during a round: before its outputs (its calls answered as
         // cancelled); after them the run was idle, and no output changed

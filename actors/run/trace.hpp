@@ -17,6 +17,12 @@
 //       `text` is the result; else an errc and the failure's message);
 //   {"type":"outputs","round":N,"outputs":[{"call_id","status","output"}]}
 //       what the run answered;
+//   {"type":"refused","after_round":N,"calls":[...],"error":"<errc>: <message>"}
+//       a model response the run refused whole (too many calls, repeated
+//       call ids...), nothing of it decided;
+//   {"type":"turn","after_round":N,"assistant":"...","cards":"[...]"}
+//       a turn's assistant text the host reported, and the place cards the
+//       run answered for it;
 //   {"type":"cancel"}   the run was cancelled.
 // `proves` is empty when recorded; a trace checked in as a test fixture
 // says there what it proves.
@@ -58,6 +64,8 @@ public:
   void mcp(uint64_t round, const std::string& server_id, const std::string& params, uint8_t code,
            const std::string& text);
   void outputs(uint64_t round, const std::vector<tool_output>& outputs);
+  void refused(uint64_t after_round, const std::vector<tool_call>& calls, const status& error);
+  void turn(uint64_t after_round, const std::string& assistant, const std::string& cards);
   void cancel();
 
 private:
@@ -81,6 +89,21 @@ struct traced_round {
   std::vector<tool_output> outputs;
 };
 
+/// A message between rounds: a response refused whole (its error is
+/// compared) or a turn's text (its place cards are compared).
+struct traced_between {
+  enum class kind : uint8_t { refused, turn };
+  kind what = kind::refused;
+  uint64_t after_round = 0;
+  std::vector<tool_call> calls; ///< refused
+  std::string error;            ///< refused: "<errc>: <message>"
+  std::string assistant;        ///< turn
+  std::string cards;            ///< turn
+};
+
+/// "<errc>: <message>", as a trace records a refusal.
+std::string refusal_text(const status& error);
+
 /// A trace read back: what the run was given, and what crossed its boundary.
 struct trace_record {
   std::string proves;
@@ -92,7 +115,8 @@ struct trace_record {
   view_kind kind = view_kind::text;
   round_limits limits;
   std::vector<traced_round> rounds;
-  std::vector<traced_answer> answers; ///< in the order they were recorded
+  std::vector<traced_answer> answers;  ///< in the order they were recorded
+  std::vector<traced_between> between; ///< in the order they were recorded
   /// The round during which the run was cancelled (0: never, or while it
   /// was idle between rounds, which changes no output).
   uint64_t cancelled_in_round = 0;

@@ -176,9 +176,49 @@ int replay_trace(const std::string& path) {
   setup.store = store;
   auto run = spawn_run(sys, std::move(setup), metrics);
 
-  // Each round as the host handed it over; its outputs compared.
+  // Each round as the host handed it over, its outputs compared; between
+  // rounds, the responses refused whole (their errors compared) and the
+  // turns reported (their place cards compared), in recorded order.
   caf::scoped_actor self{sys};
   int differing = 0;
+  std::size_t next_between = 0;
+  auto replay_between = [&](uint64_t after_round) {
+    for (; next_between < trace->between.size()
+           && trace->between[next_between].after_round == after_round;
+         ++next_between) {
+      const auto& step = trace->between[next_between];
+      auto round_no = static_cast<unsigned long long>(after_round);
+      if (step.what == traced_between::kind::refused) {
+        std::string got = "(answered)";
+        self->request(run, std::chrono::minutes(1), tool_atom::value, step.calls)
+          .receive([](const std::vector<tool_output>&) {},
+                   [&](caf::error& err) {
+                     got = std::string{to_string(code_of(err))} + ": " + message_of(err);
+                   });
+        if (got == step.error) {
+          std::printf("after round %llu: the response refused alike\n", round_no);
+        } else {
+          ++differing;
+          std::printf("after round %llu: the refusal differs\n  recorded: %s\n  replayed: %s\n",
+                      round_no, step.error.c_str(), got.c_str());
+        }
+        continue;
+      }
+      std::string cards = "(no answer)";
+      self->request(run, std::chrono::minutes(1), turn_atom::value, step.assistant)
+        .receive([&](const std::string& answered) { cards = answered; },
+                 [&](caf::error& err) { cards = "(refused: " + message_of(err) + ")"; });
+      if (cards == step.cards) {
+        std::printf("after round %llu: the turn's place cards identical\n", round_no);
+      } else {
+        ++differing;
+        std::printf("after round %llu: the turn's place cards differ\n  recorded: %s\n"
+                    "  replayed: %s\n",
+                    round_no, step.cards.c_str(), cards.c_str());
+      }
+    }
+  };
+  replay_between(0);
   for (auto& round : trace->rounds) {
     std::vector<tool_output> replayed;
     bool failed = false;
@@ -196,12 +236,10 @@ int replay_trace(const std::string& path) {
                     static_cast<unsigned long long>(round.round), message_of(err).c_str());
         failed = true;
       });
+    auto diff = failed ? std::string{} : compare_outputs(round.outputs, replayed);
     if (failed) {
       ++differing;
-      continue;
-    }
-    auto diff = compare_outputs(round.outputs, replayed);
-    if (diff.empty()) {
+    } else if (diff.empty()) {
       std::printf("round %llu: %zu outputs identical\n",
                   static_cast<unsigned long long>(round.round), replayed.size());
     } else {
@@ -209,6 +247,7 @@ int replay_trace(const std::string& path) {
       std::printf("round %llu: outputs differ\n%s", static_cast<unsigned long long>(round.round),
                   diff.c_str());
     }
+    replay_between(round.round);
   }
   anon_send_exit(run, caf::exit_reason::user_shutdown);
   for (const auto& conn : servers)

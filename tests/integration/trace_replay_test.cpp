@@ -63,6 +63,13 @@ TEST_CASE("a traced run replays identically, and a changed answer is reported") 
                  forecast("b", "2026-12-04"),
                  {{"call_id", "c"}, {"name", "echo"}, {"arguments", {{"text", "hello"}}}}}));
   REQUIRE_MESSAGE(first.status == 200, first.raw);
+  // Between the rounds: a response refused whole, and a turn reported.
+  auto repeated = f.submit(run_id, json::array({{{"call_id", "x"}, {"name", "echo"}},
+                                                {{"call_id", "x"}, {"name", "echo"}}}));
+  CHECK(repeated.status == 409);
+  auto turn = f.node->call("POST", "/v1/runs/" + run_id + "/turns", f.token,
+                           json{{"user", "forecast?"}, {"assistant", "Mild, then rain."}}.dump());
+  REQUIRE_MESSAGE(turn.status == 201, turn.raw);
   auto second = f.submit(
     run_id,
     json::array({forecast("d", "tomorrow"),
@@ -85,6 +92,8 @@ TEST_CASE("a traced run replays identically, and a changed answer is reported") 
   CHECK_MESSAGE(same.code == 0, same.out);
   CHECK(same.out.find("round 1: 3 outputs identical") != std::string::npos);
   CHECK(same.out.find("round 2: 4 outputs identical") != std::string::npos);
+  CHECK(same.out.find("after round 1: the response refused alike") != std::string::npos);
+  CHECK(same.out.find("after round 1: the turn's place cards identical") != std::string::npos);
 
   // A recorded answer that differs from what the run answered is reported.
   auto text = read_file(path);
@@ -97,6 +106,17 @@ TEST_CASE("a traced run replays identically, and a changed answer is reported") 
   CHECK(changed.code == 1);
   CHECK(changed.out.find("round 1: outputs differ") != std::string::npos);
   CHECK(changed.out.find("b: output differs") != std::string::npos);
+
+  // So is a refusal that differs from the recorded one.
+  text = read_file(path);
+  at = text.find("call ids must be unique");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 23, "call ids may repeat");
+  auto refused_path = f.dir.str() + "/refused.jsonl";
+  std::ofstream{refused_path} << text;
+  auto refused = replay(refused_path, f.dir.str());
+  CHECK(refused.code == 1);
+  CHECK(refused.out.find("after round 1: the refusal differs") != std::string::npos);
 
   // Not a trace: refused, not replayed.
   auto junk_path = f.dir.str() + "/junk.jsonl";
