@@ -2285,10 +2285,11 @@ template <bool Collect>
       if constexpr (!Collect) {
         // (a member unevaluatedProperties refuses is listed after the
         // declared ones by the collecting pass: not noted)
-        if (!declared && sub->is_boolean) {
+        bool unevaluated = !declared && !node.additional_properties;
+        if (!declared && !unevaluated && sub->is_boolean) {
           const auto& text = node.text(failing::additional_properties);
           note_error(ctx, field.value, text.schema_path, text.constraint);
-        } else if (declared || node.additional_properties) {
+        } else if (!unevaluated) {
           note_leaf(ctx, *sub, field.value);
         }
         return false;
