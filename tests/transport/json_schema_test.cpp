@@ -374,6 +374,22 @@ TEST_CASE("schema validation with max_errors 1 stops at the first error of the f
   CHECK(validate(schema, doc.root).errors.size() == every.errors.size());
 }
 
+TEST_CASE("the first error alone is a later declared member's when unevaluatedProperties refuses "
+          "an earlier one") {
+  // The collecting pass lists unevaluated members after every other
+  // keyword; the boolean pass meets "zz" first and must not name it.
+  auto schema = compile_ok(
+    json::parse(R"({"properties": {"a": {"type": "integer"}}, "unevaluatedProperties": false})"));
+  auto first = voxos::validate_json_text(schema, R"({"zz": 1, "a": "x"})", 1);
+  REQUIRE(first.errors.size() == 1);
+  CHECK(first.errors[0].instance_path == "/a");
+  CHECK(first.errors[0].schema_path == "/properties/a/type");
+  auto alone = voxos::validate_json_text(schema, R"({"zz": 1, "a": 2})", 1);
+  REQUIRE(alone.errors.size() == 1);
+  CHECK(alone.errors[0].instance_path == "/zz");
+  CHECK(alone.errors[0].schema_path == "/unevaluatedProperties");
+}
+
 TEST_CASE("schema validation of text takes 1.0 as an integer and refuses numbers past 64 bits") {
   auto schema = compile_ok(json::parse(R"({"type": "integer", "multipleOf": 0.5})"));
   CHECK(voxos::validate_json_text(schema, "1.0").is_valid());
