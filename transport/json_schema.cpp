@@ -1218,7 +1218,10 @@ private:
       out = found->get<size_t>();
     } else if (found->is_number_float() && found->get<double>() >= 0
                && std::floor(found->get<double>()) == found->get<double>()) {
-      out = static_cast<size_t>(found->get<double>());
+      // past size_t: a bound no instance reaches (the conversion would be UB)
+      double value = found->get<double>();
+      out = value >= 18446744073709551616.0 ? std::numeric_limits<size_t>::max()
+                                            : static_cast<size_t>(value);
     } else {
       fail(loc.pointer + "/" + keyword, "must be a non-negative integer");
     }

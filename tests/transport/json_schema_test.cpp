@@ -409,6 +409,18 @@ TEST_CASE("a minLength too large to multiply still refuses a short string, in bo
   CHECK(result.errors[0].schema_path == "/minLength");
 }
 
+TEST_CASE(
+  "a length or count bound written as a float past 64 bits is a bound no instance reaches") {
+  auto at_least = compile_ok(json::parse(R"({"minLength": 2.6e64, "minItems": 1e30})"));
+  auto refused = validate(at_least, json("abc"));
+  REQUIRE(refused.errors.size() == 1);
+  CHECK(refused.errors[0].schema_path == "/minLength");
+  CHECK_FALSE(validate(at_least, json::array({1, 2})).is_valid());
+  auto at_most = compile_ok(json::parse(R"({"maxLength": 2.6e64, "maxProperties": 1e300})"));
+  CHECK(validate(at_most, json("abc")).is_valid());
+  CHECK(validate(at_most, json{{"a", 1}}).is_valid());
+}
+
 TEST_CASE("schema errors stay readable after the compiled schema that wrote them is gone") {
   voxos::validation_result result;
   {
