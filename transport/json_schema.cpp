@@ -1247,16 +1247,40 @@ private:
     if (out.simple)
       return out;
     // std::regex reads `\p` as a plain 'p': a property escape it would
-    // misread is refused (escaped backslashes skipped)
-    for (size_t pos = 0; pos + 1 < source.size(); ++pos) {
-      if (source[pos] != '\\')
-        continue;
-      if (source[pos + 1] == 'p' || source[pos + 1] == 'P') {
-        fail(path, "unsupported Unicode property escape (\\p{...} is supported alone, with a "
-                   "General_Category value, outside classes)");
-        return std::nullopt;
+    // misread is refused (escaped backslashes skipped). It also expands a
+    // counted repetition into that many copies (and overflows past 64
+    // bits): a bound over max_regex_repeat is refused.
+    bool in_class = false;
+    for (size_t pos = 0; pos < source.size(); ++pos) {
+      char c = source[pos];
+      if (c == '\\' && pos + 1 < source.size()) {
+        if (source[pos + 1] == 'p' || source[pos + 1] == 'P') {
+          fail(path, "unsupported Unicode property escape (\\p{...} is supported alone, with a "
+                     "General_Category value, outside classes)");
+          return std::nullopt;
+        }
+        ++pos;
+      } else if (c == '[' || c == ']') {
+        in_class = c == '[';
+      } else if (c == '{' && !in_class) {
+        // {n}, {n,} or {n,m}: each number at most max_regex_repeat
+        uint64_t number = 0;
+        for (size_t at = pos + 1; at < source.size(); ++at) {
+          char digit = source[at];
+          if (digit == ',') {
+            number = 0;
+            continue;
+          }
+          if (digit < '0' || digit > '9')
+            break;
+          number = number * 10 + static_cast<uint64_t>(digit - '0');
+          if (number > max_regex_repeat) {
+            fail(path, "a repetition bound over " + std::to_string(max_regex_repeat)
+                         + " in a pattern this validator hands to std::regex");
+            return std::nullopt;
+          }
+        }
       }
-      ++pos;
     }
     try {
       out.re = std::regex(source, std::regex::ECMAScript);

@@ -48,6 +48,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -71,6 +72,13 @@ enum class schema_draft : uint8_t { draft7, draft2020_12 };
 
 /// Maximum nesting of schema evaluations during one `validate` call.
 inline constexpr int max_validation_depth = 256;
+
+/// Largest counted repetition (`{n}`, `{n,m}`) in a pattern that is matched
+/// with std::regex (patterns outside the simple subset): std::regex expands
+/// a repetition into that many copies, so a larger bound is a compile error
+/// rather than an unbounded automaton. Simple patterns have their own bound
+/// (63 positions).
+inline constexpr uint64_t max_regex_repeat = 1000;
 
 /// Returns the schema document at an absolute URI (no fragment), or nullopt.
 using schema_loader = std::function<std::optional<nlohmann::json>(const std::string& uri)>;

@@ -124,6 +124,22 @@ TEST_CASE("schema compile refuses a bad regex, a wrongly typed keyword and a dan
   CHECK(dangling.error().message().find("cannot be resolved") != std::string::npos);
 }
 
+TEST_CASE("a pattern std::regex would expand past the repetition bound is refused when compiled") {
+  // (a group keeps these patterns out of the simple subset)
+  for (const char* pattern : {"^(ab){2,1001}$", "(x|y){5555555555555555555555}", "(a)?b{1001}"}) {
+    CAPTURE(pattern);
+    auto refused = compile_schema(json{{"pattern", pattern}}, schema_draft::draft2020_12);
+    REQUIRE_FALSE(refused.is_ok());
+    CHECK(refused.error().message().find("repetition bound over 1000") != std::string::npos);
+  }
+  auto bounded = compile_ok(json{{"pattern", "^(ab){2,1000}$"}});
+  CHECK(validate(bounded, json("ababab")).is_valid());
+  CHECK_FALSE(validate(bounded, json("ab")).is_valid());
+  // braces in a class, or escaped, are not repetitions
+  CHECK(
+    validate(compile_ok(json{{"pattern", "^(a)[{9999}]\\{9999}$"}}), json("a}{9999}")).is_valid());
+}
+
 TEST_CASE("schema draft selects items semantics and $ref sibling handling") {
   json tuple = {{"items", {{{"type", "integer"}}}}, {"additionalItems", false}};
   auto draft7 = compile_ok(tuple, schema_draft::draft7);
