@@ -95,26 +95,23 @@ TEST_CASE("a traced run replays identically, and a changed answer is reported") 
   CHECK(same.out.find("after round 1: the response refused alike") != std::string::npos);
   CHECK(same.out.find("after round 1: the turn's place cards identical") != std::string::npos);
 
+  // The trace with `recorded` changed to `changed`, replayed.
+  auto replay_changed = [&](const std::string& recorded, const std::string& changed) {
+    auto text = read_file(path);
+    auto at = text.find(recorded);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, recorded.size(), changed);
+    auto changed_path = f.dir.str() + "/changed.jsonl";
+    std::ofstream{changed_path} << text;
+    return replay(changed_path, f.dir.str());
+  };
   // A recorded answer that differs from what the run answered is reported.
-  auto text = read_file(path);
-  auto at = text.find("Forecast for Main St 1 on 2026-12-04");
-  REQUIRE(at != std::string::npos);
-  text.replace(at, 12, "Forecast of ");
-  auto changed_path = f.dir.str() + "/changed.jsonl";
-  std::ofstream{changed_path} << text;
-  auto changed = replay(changed_path, f.dir.str());
+  auto changed = replay_changed("Forecast for Main St 1 on 2026-12-04", "Forecast of Main St 1");
   CHECK(changed.code == 1);
   CHECK(changed.out.find("round 1: outputs differ") != std::string::npos);
   CHECK(changed.out.find("b: output differs") != std::string::npos);
-
   // So is a refusal that differs from the recorded one.
-  text = read_file(path);
-  at = text.find("call ids must be unique");
-  REQUIRE(at != std::string::npos);
-  text.replace(at, 23, "call ids may repeat");
-  auto refused_path = f.dir.str() + "/refused.jsonl";
-  std::ofstream{refused_path} << text;
-  auto refused = replay(refused_path, f.dir.str());
+  auto refused = replay_changed("call ids must be unique", "call ids may repeat");
   CHECK(refused.code == 1);
   CHECK(refused.out.find("after round 1: the refusal differs") != std::string::npos);
 
