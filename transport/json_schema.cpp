@@ -1283,7 +1283,16 @@ private:
       }
     }
     try {
-      out.re = std::regex(source, std::regex::ECMAScript);
+      auto flags = std::regex::ECMAScript;
+#if defined(__GLIBCXX__)
+      // libstdc++'s breadth-first executor: matching time polynomial in the
+      // text, where its default backtracking one is exponential on patterns
+      // like (a+)+$ (the text is the model's). Back-references are then
+      // refused here. (Its automaton is capped at 100,000 states:
+      // _GLIBCXX_REGEX_STATE_LIMIT; a larger one is refused as well.)
+      flags |= std::regex_constants::__polynomial;
+#endif
+      out.re = std::regex(source, flags);
       return out;
     } catch (const std::regex_error&) {
       fail(path, "invalid regular expression");

@@ -124,6 +124,18 @@ TEST_CASE("schema compile refuses a bad regex, a wrongly typed keyword and a dan
   CHECK(dangling.error().message().find("cannot be resolved") != std::string::npos);
 }
 
+TEST_CASE("a pattern matched by std::regex takes polynomial time on a text it backtracks over") {
+  // (a+)+$ is exponential for a backtracking matcher on a's followed by a
+  // mismatch (2^40 paths here); the breadth-first one answers at once.
+  auto nested = compile_ok(json{{"pattern", "^(a+)+$"}});
+  CHECK_FALSE(validate(nested, json(std::string(40, 'a') + "!")).is_valid());
+  CHECK(validate(nested, json(std::string(40, 'a'))).is_valid());
+  // back-references, which need backtracking, are refused when compiled
+  auto backref = compile_schema(json{{"pattern", "^(a)\\1$"}}, schema_draft::draft2020_12);
+  REQUIRE_FALSE(backref.is_ok());
+  CHECK(backref.error().message().find("regular expression") != std::string::npos);
+}
+
 TEST_CASE("a pattern std::regex would expand past the repetition bound is refused when compiled") {
   // (a group keeps these patterns out of the simple subset)
   for (const char* pattern : {"^(ab){2,1001}$", "(x|y){5555555555555555555555}", "(a)?b{1001}"}) {
@@ -135,6 +147,10 @@ TEST_CASE("a pattern std::regex would expand past the repetition bound is refuse
   auto bounded = compile_ok(json{{"pattern", "^(ab){2,1000}$"}});
   CHECK(validate(bounded, json("ababab")).is_valid());
   CHECK_FALSE(validate(bounded, json("ab")).is_valid());
+  // nested repetitions multiply: past std::regex's automaton limit, refused
+  CHECK_FALSE(
+    compile_schema(json{{"pattern", "(((ab){1000}){1000}){1000}"}}, schema_draft::draft2020_12)
+      .is_ok());
   // braces in a class, or escaped, are not repetitions
   CHECK(
     validate(compile_ok(json{{"pattern", "^(a)[{9999}]\\{9999}$"}}), json("a}{9999}")).is_valid());
