@@ -1247,16 +1247,17 @@ private:
     if (out.simple)
       return out;
     // std::regex reads `\p` as a plain 'p': a property escape it would
-    // misread is refused (escaped backslashes skipped). It also expands a
-    // counted repetition into that many copies (and overflows past 64
-    // bits): a bound over max_regex_repeat is refused.
+    // misread is refused (escaped backslashes skipped). Its parser overflows
+    // on a repetition count past 64 bits: one over max_regex_repeat (beyond
+    // its automaton's state cap anyway) is refused first.
     bool in_class = false;
     for (size_t pos = 0; pos < source.size(); ++pos) {
       char c = source[pos];
       if (c == '\\' && pos + 1 < source.size()) {
         if (source[pos + 1] == 'p' || source[pos + 1] == 'P') {
-          fail(path, "unsupported Unicode property escape (\\p{...} is supported alone, with a "
-                     "General_Category value, outside classes)");
+          fail(path, "unsupported Unicode property escape (\\p{...} is supported with a "
+                     "General_Category value, outside classes, in a pattern of at most 63 "
+                     "positions)");
           return std::nullopt;
         }
         ++pos;
@@ -2348,8 +2349,14 @@ template <bool Collect>
         if (ctx.errors->size() >= ctx.max_errors)
           return false;
       }
-    } else if (!descend<false>(ctx, *sub, field.value, nullptr, depth + 1)) {
-      return false;
+    } else {
+      // (a member unevaluatedProperties evaluates: a failure inside it is
+      // that keyword's, listed after the others, so never noted)
+      std::optional<probe_scope> unevaluated;
+      if (!declared && !node.additional_properties)
+        unevaluated.emplace(ctx);
+      if (!descend<false>(ctx, *sub, field.value, nullptr, depth + 1))
+        return false;
     }
   }
   // (the first missing name of a dependency or `required`, in the

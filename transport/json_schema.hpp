@@ -74,11 +74,12 @@ enum class schema_draft : uint8_t { draft7, draft2020_12 };
 inline constexpr int max_validation_depth = 256;
 
 /// Largest counted repetition (`{n}`, `{n,m}`) in a pattern that is matched
-/// with std::regex (patterns outside the simple subset): std::regex expands
-/// a repetition into that many copies, so a larger bound is a compile error
-/// rather than an unbounded automaton. Simple patterns have their own bound
-/// (63 positions).
-inline constexpr uint64_t max_regex_repeat = 1000;
+/// with std::regex (patterns outside the simple subset, which has 63
+/// positions): std::regex expands a repetition into that many copies, up to
+/// libstdc++'s own cap of 100,000 automaton states (a pattern past it is a
+/// compile error), and its parser overflows on numbers past 64 bits. Larger
+/// numbers are refused before it reads them.
+inline constexpr uint64_t max_regex_repeat = 100'000;
 
 /// Returns the schema document at an absolute URI (no fragment), or nullopt.
 using schema_loader = std::function<std::optional<nlohmann::json>(const std::string& uri)>;
