@@ -10,7 +10,10 @@
 // Validation runs in two passes: a boolean pass that allocates nothing (for
 // schemas without `propertyNames` or `unevaluated*` over more than 128
 // members) and stops at the first failure; only when it fails, a second pass
-// lists every violated constraint with its paths. Both passes take a short
+// lists every violated constraint with its paths (with max_errors 1, the
+// boolean pass notes a failure whose error it knows, outside anyOf, oneOf,
+// not, if, contains, propertyNames and unevaluated*, and that error is the
+// answer: no second pass). Both passes take a short
 // way through plain object and array nodes (no in-place applicator), and the
 // texts an error names (schema location, constraint) are written when the
 // schema is compiled: an error copies only its instance path. Compilation

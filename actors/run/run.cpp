@@ -458,7 +458,7 @@ run_actor::behavior_type run_behavior(self_pointer self, run_setup setup, node_m
       auto& st = self->state;
       auto cards = turn_place_cards(assistant, st.memory);
       if (st.setup.trace)
-        st.setup.trace->turn(st.rounds, assistant, cards);
+        st.setup.trace->turn(st.rounds, assistant, cards, st.phase != run_phase::idle);
       return cards;
     },
     [self, note](listen_atom, caf::actor& listener) {

@@ -357,8 +357,10 @@ void decide_round(tool_round& round, const tool_view& view, const tool_catalog* 
       continue;
     }
     // Arguments that are not one bounded JSON text are invalid like those
-    // a schema refuses: later calls to the tool in this response are not
-    // sent, and the round counts toward its correction budget.
+    // a schema refuses: for a direct tool of the view, later calls to it in
+    // this response are not sent, and the round counts toward its
+    // correction budget (checked, like the snapshot, once arguments parse;
+    // a catalog call's target is not known yet).
     auto malformed = [&](std::string code, const std::string& why) {
       fail(call, call_status::invalid_arguments, std::move(code), why + "; it was not sent.");
       if (e->role == view_role::tool)

@@ -146,9 +146,13 @@ void run_trace::refused(uint64_t after_round, const std::vector<tool_call>& call
         {"error", refusal_text(error)}});
 }
 
-void run_trace::turn(uint64_t after_round, const std::string& assistant, const std::string& cards) {
-  line(
-    {{"type", "turn"}, {"after_round", after_round}, {"assistant", assistant}, {"cards", cards}});
+void run_trace::turn(uint64_t after_round, const std::string& assistant, const std::string& cards,
+                     bool during_round) {
+  json doc{
+    {"type", "turn"}, {"after_round", after_round}, {"assistant", assistant}, {"cards", cards}};
+  if (during_round)
+    doc["during_round"] = true;
+  line(doc);
 }
 
 void run_trace::cancel() {
@@ -232,6 +236,7 @@ result<trace_record> read_trace(std::istream& in) {
           step.what = traced_between::kind::turn;
           step.assistant = doc.at("assistant").get<std::string>();
           step.cards = doc.at("cards").get<std::string>();
+          step.during_round = doc.value("during_round", false);
         }
         out.between.push_back(std::move(step));
       } else if (type == "cancel") {

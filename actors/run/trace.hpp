@@ -20,9 +20,11 @@
 //   {"type":"refused","after_round":N,"calls":[...],"error":"<errc>: <message>"}
 //       a model response the run refused whole (too many calls, repeated
 //       call ids...), nothing of it decided;
-//   {"type":"turn","after_round":N,"assistant":"...","cards":"[...]"}
+//   {"type":"turn","after_round":N,"assistant":"...","cards":"[...]"
+//    [,"during_round":true]}
 //       a turn's assistant text the host reported, and the place cards the
-//       run answered for it;
+//       run answered for it (during_round: while round N was executing, so
+//       from that round's searches so far: replayed, not compared);
 //   {"type":"cancel"}   the run was cancelled.
 // `proves` is empty when recorded; a trace checked in as a test fixture
 // says there what it proves.
@@ -65,7 +67,8 @@ public:
            const std::string& text);
   void outputs(uint64_t round, const std::vector<tool_output>& outputs);
   void refused(uint64_t after_round, const std::vector<tool_call>& calls, const status& error);
-  void turn(uint64_t after_round, const std::string& assistant, const std::string& cards);
+  void turn(uint64_t after_round, const std::string& assistant, const std::string& cards,
+            bool during_round);
   void cancel();
 
 private:
@@ -99,6 +102,7 @@ struct traced_between {
   std::string error;            ///< refused: "<errc>: <message>"
   std::string assistant;        ///< turn
   std::string cards;            ///< turn
+  bool during_round = false;    ///< turn: reported while round after_round executed
 };
 
 /// "<errc>: <message>", as a trace records a refusal.

@@ -208,7 +208,11 @@ int replay_trace(const std::string& path) {
       self->request(run, std::chrono::minutes(1), turn_atom::value, step.assistant)
         .receive([&](const std::string& answered) { cards = answered; },
                  [&](caf::error& err) { cards = "(refused: " + message_of(err) + ")"; });
-      if (cards == step.cards) {
+      if (step.during_round) {
+        // its cards came from the round's searches so far: not reproducible
+        std::printf("after round %llu: a turn reported during that round, not compared\n",
+                    round_no);
+      } else if (cards == step.cards) {
         std::printf("after round %llu: the turn's place cards identical\n", round_no);
       } else {
         ++differing;

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 #include <sys/stat.h>
+#include <thread>
 
 #include "support/child_process.hpp"
 #include "support/run_fixture.hpp"
@@ -140,6 +141,30 @@ TEST_CASE("a run cancelled while idle after a round of two waves replays without
   auto same = replay(path, f.dir.str());
   CHECK_MESSAGE(same.code == 0, same.out);
   CHECK(same.out.find("round 1: 9 outputs identical") != std::string::npos);
+}
+
+TEST_CASE("a turn reported while a round executes replays without its cards compared") {
+  std::string trace_dir;
+  test::run_fixture f{tracing_into(trace_dir)};
+  auto run_id = f.start_run();
+  REQUIRE(test::reset_peer_stats(f.peer->port()));
+  test::http_reply answered;
+  std::thread submitter{[&] {
+    answered = f.submit(
+      run_id, json::array({{{"call_id", "s"}, {"name", "sleep"}, {"arguments", {{"ms", 500}}}}}));
+  }};
+  REQUIRE(test::wait_for_stats(f.peer->port(), [](const json& s) { return s["in_flight"] == 1; }));
+  auto turn = f.node->call("POST", "/v1/runs/" + run_id + "/turns", f.token,
+                           json{{"user", "wait"}, {"assistant", "Still waiting."}}.dump());
+  submitter.join();
+  REQUIRE_MESSAGE(turn.status == 201, turn.raw);
+  REQUIRE_MESSAGE(answered.status == 200, answered.raw);
+  auto path = trace_dir + "/" + run_id + ".jsonl";
+  CHECK(read_file(path).find("\"during_round\":true") != std::string::npos);
+  auto same = replay(path, f.dir.str());
+  CHECK_MESSAGE(same.code == 0, same.out);
+  CHECK(same.out.find("after round 1: a turn reported during that round, not compared")
+        != std::string::npos);
 }
 
 TEST_CASE("the traces checked in under tests/data/traces replay identically") {
