@@ -2176,8 +2176,7 @@ struct eval_context {
   // failed the document, so that no second pass is needed (see `note_leaf`).
   bool note_failures = false;
   int probing = 0; ///< > 0 where a failure is not the document's (anyOf, not, contains...)
-  bool failure_noted = false;
-  const uint64_t* failed_value = nullptr;   ///< the failing value's tape word
+  const uint64_t* failed_value = nullptr;   ///< the failing value's tape word (set: noted)
   const schema_node* failed_leaf = nullptr; ///< a leaf: its first failing keyword is the error
   std::string_view failed_schema_path, failed_constraint; ///< else: the error's texts
 };
@@ -2192,14 +2191,19 @@ struct probe_scope {
   probe_scope& operator=(const probe_scope&) = delete;
 };
 
+/// Whether a failure now would be noted: the boolean pass wants the first
+/// error, and no probe is open.
+inline bool noting(const eval_context& ctx) {
+  return ctx.note_failures && !ctx.probing;
+}
+
 /// The boolean pass: notes that `leaf` failed on `value`. Outside probes a
 /// failure ends the pass and fails the document, and the collecting pass
 /// would list this failure's error first (it walks the same way), so that
 /// error can be written from the note.
 inline void note_leaf(eval_context& ctx, const schema_node& leaf, element value) {
-  if (!ctx.note_failures || ctx.probing)
+  if (!noting(ctx))
     return;
-  ctx.failure_noted = true;
   ctx.failed_value = value.word();
   ctx.failed_leaf = &leaf;
 }
@@ -2207,9 +2211,8 @@ inline void note_leaf(eval_context& ctx, const schema_node& leaf, element value)
 /// The same for a failure whose error is known: at `value`, these texts.
 inline void note_error(eval_context& ctx, element value, std::string_view schema_path,
                        std::string_view constraint) {
-  if (!ctx.note_failures || ctx.probing)
+  if (!noting(ctx))
     return;
-  ctx.failure_noted = true;
   ctx.failed_value = value.word();
   ctx.failed_schema_path = schema_path;
   ctx.failed_constraint = constraint;
@@ -2731,7 +2734,7 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
       for (const schema_node* sub : node.one_of) {
         matches += probe(*sub, track ? &matched : nullptr) ? 1 : 0;
         // (a noted failure names the number of matches: all are counted)
-        if (!Collect && matches > 1 && !(ctx.note_failures && !ctx.probing))
+        if (!Collect && matches > 1 && !noting(ctx))
           break;
       }
       if (matches == 1) {
@@ -2876,7 +2879,7 @@ validation_result validate(const compiled_schema& schema, const Document& instan
   if (descend<false>(ctx, schema.root(), root, nullptr, 0))
     return out;
   out.texts = schema.texts();
-  if (ctx.failure_noted) { // the first error, from the note
+  if (ctx.failed_value) { // the first error, from the note
     out.errors.push_back(first_error(ctx, root));
     return out;
   }
