@@ -120,9 +120,11 @@ inline bool same_bytes(const char* left, const char* right, size_t size) noexcep
   return true;
 }
 
-/// Property names of one node (or the strings of an `enum`): up to 8 found
-/// by a scan of their first bytes and sizes, more in an open-addressing
-/// table. Not copied once sealed (it points into itself).
+/// Property names of one node (or the strings of an `enum`). Up to
+/// `perfect_names` names get a perfect hash: each its own slot, picked by a
+/// multiplier searched for when sealed, so a lookup is one mix, one slot and
+/// one comparison. More names (or names the mix cannot tell apart) go to an
+/// open-addressing table. Not copied once sealed (it points into itself).
 class name_table {
 public:
   name_table() = default;
@@ -136,19 +138,9 @@ public:
   /// Index of `key`, or -1. `key` is a string of a simdjson document: at
   /// least 8 bytes from its start are readable (its string buffer is padded).
   [[gnu::always_inline]] int find(std::string_view key) const noexcept {
-    if (small_count_) {
-      // the first 8 bytes (fewer, zero-filled, for a shorter key) decide
-      // most names; longer names compare the rest
-      uint64_t head;
-      std::memcpy(&head, key.data(), sizeof head);
-      if (key.size() < 8)
-        head &= (uint64_t{1} << (key.size() * 8)) - 1;
-      for (size_t idx = 0; idx < small_count_; ++idx)
-        if (small_heads_[idx] == head && small_sizes_[idx] == key.size()
-            && (key.size() <= 8
-                || same_bytes(small_data_[idx] + 8, key.data() + 8, key.size() - 8)))
-          return static_cast<int>(idx);
-      return -1;
+    if (perfect_) {
+      const perfect_slot* slot = find_perfect(key);
+      return slot ? slot->idx : -1;
     }
     if (mask_ == 0)
       return -1;
@@ -163,13 +155,61 @@ public:
     }
   }
 
+  /// The entry of `key`, or null (the same lookup).
+  [[gnu::always_inline]] const name_entry* find_entry(std::string_view key) const noexcept {
+    if (perfect_) {
+      const perfect_slot* slot = find_perfect(key);
+      return slot ? slot->entry : nullptr;
+    }
+    int idx = find(key);
+    return idx >= 0 ? &entries_[static_cast<size_t>(idx)] : nullptr;
+  }
+
   bool empty() const noexcept { return entries_.empty(); }
   std::vector<name_entry>& entries() noexcept { return entries_; }
   const name_entry& operator[](size_t idx) const noexcept { return entries_[idx]; }
 
 private:
-  /// Few names: size and end bytes pick the slot (a multiplicative mix,
-  /// top bits); many: FNV-1a over the bytes.
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "a key's first bytes are its low bits");
+  /// The first 8 bytes of a text (fewer, zero-filled, for a shorter one),
+  /// read from a buffer with 8 readable bytes.
+  static uint64_t head_of(const char* text, size_t size) noexcept {
+    uint64_t head;
+    std::memcpy(&head, text, sizeof head);
+    return size < 8 ? head & ((uint64_t{1} << (size * 8)) - 1) : head;
+  }
+  /// The last 8 bytes of a key longer than 8 bytes, else 0.
+  static uint64_t tail_of(std::string_view key) noexcept {
+    uint64_t tail = 0;
+    if (key.size() > 8)
+      std::memcpy(&tail, key.data() + key.size() - 8, sizeof tail);
+    return tail;
+  }
+  /// What the perfect hash sees of a key: its first and last 8 bytes and
+  /// its size.
+  static uint64_t mix(uint64_t head, uint64_t tail, size_t size) noexcept {
+    return head ^ (size * 0x9E3779B97F4A7C15ull) ^ ((tail << 31) | (tail >> 33));
+  }
+  struct perfect_slot;
+  /// The slot holding `key`, or null. Its first and last 8 bytes and its
+  /// size are compared as words; only the middle of a name longer than 16
+  /// bytes is compared bytewise.
+  [[gnu::always_inline]] const perfect_slot* find_perfect(std::string_view key) const noexcept {
+    uint64_t head = head_of(key.data(), key.size());
+    uint64_t tail = tail_of(key);
+    const perfect_slot& slot =
+      perfect_slots_[(mix(head, tail, key.size()) * multiplier_) >> shift_];
+    // (an empty slot has size 0 and a head no key of size 0 has)
+    if (slot.head != head || slot.tail != tail || slot.size != key.size())
+      return nullptr;
+    if (key.size() > 16 && !same_bytes(slot.data + 8, key.data() + 8, key.size() - 16))
+      return nullptr;
+    return &slot;
+  }
+  bool seal_perfect();
+
+  /// Open addressing: size and end bytes pick the slot for a few names (a
+  /// multiplicative mix, top bits); FNV-1a over the bytes for many.
   static constexpr size_t few_names = 16;
   size_t hash(std::string_view key) const noexcept {
     if (key.empty())
@@ -190,14 +230,21 @@ private:
   std::vector<int32_t> slots_; ///< open addressing, -1 empty
   size_t mask_ = 0;
   unsigned shift_ = 61;
-  // up to 8 names shorter than 256 bytes: a scan of their first bytes and sizes
-  static constexpr size_t small_names = 8;
-  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "a key's first bytes are its low bits");
-  size_t small_count_ = 0;
-  std::array<uint64_t, small_names> small_heads_{};
-  std::array<uint8_t, small_names> small_sizes_{};
-  std::array<const char*, small_names> small_data_{};
   bool few_ = true;
+
+  /// Up to this many names are tried for a perfect hash.
+  static constexpr size_t perfect_names = 32;
+  struct perfect_slot {
+    uint64_t head = 1; ///< (empty: no key of size 0 has this head)
+    uint64_t tail = 0;
+    uint64_t size = 0;
+    const char* data = nullptr;
+    const name_entry* entry = nullptr;
+    int32_t idx = -1;
+  };
+  bool perfect_ = false;
+  uint64_t multiplier_ = 0;
+  std::vector<perfect_slot> perfect_slots_;
 };
 
 /// Leaves whose keywords a short check covers (`leaf_valid`), and the rest.
@@ -745,20 +792,8 @@ size_t name_table::add(const std::string& name) {
 }
 
 void name_table::seal() {
-  if (entries_.empty())
+  if (entries_.empty() || seal_perfect())
     return;
-  if (entries_.size() <= small_names
-      && std::all_of(entries_.begin(), entries_.end(),
-                     [](const name_entry& entry) { return entry.name.size() < 256; })) {
-    for (const auto& entry : entries_) {
-      uint64_t head = 0;
-      std::memcpy(&head, entry.name.data(), std::min<size_t>(entry.name.size(), 8));
-      small_heads_[small_count_] = head;
-      small_sizes_[small_count_] = static_cast<uint8_t>(entry.name.size());
-      small_data_[small_count_++] = entry.name.data();
-    }
-    return;
-  }
   size_t size = 8;
   shift_ = 61;
   while (size < entries_.size() * 4) {
@@ -774,6 +809,66 @@ void name_table::seal() {
       slot = (slot + 1) & (size - 1);
     slots_[slot] = static_cast<int32_t>(idx);
   }
+}
+
+bool name_table::seal_perfect() {
+  if (entries_.size() > perfect_names)
+    return false;
+  std::vector<uint64_t> heads, tails, mixed;
+  for (const auto& entry : entries_) {
+    // (a name of the schema: copied into a padded buffer to read it as a key)
+    std::string padded = entry.name + std::string(8, '\0');
+    heads.push_back(head_of(padded.data(), entry.name.size()));
+    tails.push_back(tail_of(entry.name));
+    mixed.push_back(mix(heads.back(), tails.back(), entry.name.size()));
+  }
+  // At least twice as many slots as names, up to 16 times; a few hundred
+  // multipliers per size (a fixed sequence: the same schema always gets the
+  // same table).
+  unsigned bits = 3;
+  while ((size_t{1} << bits) < entries_.size() * 2)
+    ++bits;
+  uint64_t state = 0x243F6A8885A308D3ull;
+  auto next_multiplier = [&] { // splitmix64, odd
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return (z ^ (z >> 31)) | 1;
+  };
+  std::vector<uint8_t> taken;
+  for (unsigned extra = 0; extra < 4; ++extra, ++bits) {
+    unsigned shift = 64 - bits;
+    for (int attempt = 0; attempt < 256; ++attempt) {
+      uint64_t multiplier = next_multiplier();
+      taken.assign(size_t{1} << bits, 0);
+      bool distinct = true;
+      for (uint64_t value : mixed) {
+        uint8_t& slot = taken[(value * multiplier) >> shift];
+        if (slot) {
+          distinct = false;
+          break;
+        }
+        slot = 1;
+      }
+      if (!distinct)
+        continue;
+      perfect_slots_.assign(size_t{1} << bits, perfect_slot{});
+      for (size_t idx = 0; idx < entries_.size(); ++idx) {
+        auto& slot = perfect_slots_[(mixed[idx] * multiplier) >> shift];
+        slot.head = heads[idx];
+        slot.tail = tails[idx];
+        slot.size = entries_[idx].name.size();
+        slot.data = entries_[idx].name.data();
+        slot.entry = &entries_[idx];
+        slot.idx = static_cast<int32_t>(idx);
+      }
+      multiplier_ = multiplier;
+      shift_ = shift;
+      perfect_ = true;
+      return true;
+    }
+  }
+  return false;
 }
 
 } // namespace detail
@@ -2078,8 +2173,17 @@ constexpr std::array<uint8_t, 128> kind_type_bits = [] {
   bits[static_cast<uint8_t>(element_type::INT64)] = type_number | type_integer;
   bits[static_cast<uint8_t>(element_type::UINT64)] = type_number | type_integer;
   bits[static_cast<uint8_t>(element_type::DOUBLE)] = type_number;
+  bits['f'] = type_boolean; // (the tape's false; element_type says BOOL, 't', for both)
   return bits;
 }();
+
+/// `type_matches` from the value's tape character, without its element_type.
+inline bool tape_type_matches(uint8_t types, char tape_type, element value) {
+  if (types & kind_type_bits[static_cast<uint8_t>(tape_type) & 127])
+    return true;
+  return tape_type == 'd' && (types & detail::type_integer)
+         && (type_bits(value) & detail::type_integer);
+}
 
 inline bool type_matches(uint8_t types, element_type kind, element value) {
   if (types & kind_type_bits[static_cast<uint8_t>(kind) & 127])
@@ -2138,16 +2242,16 @@ template <class Fail>
 
 /// The boolean check of a leaf node (no subschemas).
 [[gnu::always_inline]] inline bool leaf_valid(const schema_node& node, element value) {
-  element_type kind = value.type();
+  char tape_type = value.tape_type();
   switch (node.leaf) {
   case detail::leaf_shape::types:
-    return type_matches(node.types, kind, value);
+    return tape_type_matches(node.types, tape_type, value);
   case detail::leaf_shape::string_enum:
-    return kind == element_type::STRING && node.enum_strings.find(value.string()) >= 0;
+    return tape_type == '"' && node.enum_strings.find(value.string()) >= 0;
   case detail::leaf_shape::bounded: {
-    if (!type_matches(node.types, kind, value))
+    if (!tape_type_matches(node.types, tape_type, value))
       return false;
-    if (!is_number(kind))
+    if (tape_type != 'l' && tape_type != 'u' && tape_type != 'd')
       return true;
     double number = number_of(value).value;
     return number >= node.low && number <= node.high;
@@ -2157,7 +2261,7 @@ template <class Fail>
   }
   if (node.is_boolean)
     return node.boolean_value;
-  return scalar_keywords(node, value, kind, [](failing) { return false; });
+  return scalar_keywords(node, value, value.type(), [](failing) { return false; });
 }
 
 constexpr std::string_view too_deep = "schema evaluation exceeds the maximum depth of 256 "
@@ -2310,11 +2414,9 @@ template <bool Collect>
   bool valid = true;
   for (auto field : object) {
     const schema_node* sub = nullptr;
-    int entry = node.names.find(field.key);
-    if (entry >= 0) {
-      const auto& found = node.names[static_cast<size_t>(entry)];
-      present |= found.bit;
-      sub = found.sub;
+    if (const detail::name_entry* found = node.names.find_entry(field.key)) {
+      present |= found->bit;
+      sub = found->sub;
     }
     bool declared = sub != nullptr;
     if (!declared && !(sub = node.unmatched_members))
@@ -2579,16 +2681,12 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
       for (auto field : object) {
         path_link where{at, field.key, 0, true};
         bool matched = false;
-        if (!node.names.empty()) {
-          int entry = node.names.find(field.key);
-          if (entry >= 0) {
-            const auto& found = node.names[static_cast<size_t>(entry)];
-            present |= found.bit;
-            if (found.sub) {
-              matched = true;
-              if (!child(*found.sub, field.value, &where) && !go_on())
-                return false;
-            }
+        if (const detail::name_entry* found = node.names.find_entry(field.key)) {
+          present |= found->bit;
+          if (found->sub) {
+            matched = true;
+            if (!child(*found->sub, field.value, &where) && !go_on())
+              return false;
           }
         }
         for (const auto& [re, sub] : node.pattern_properties) {

@@ -369,6 +369,55 @@ TEST_CASE("schema with more than 64 property names keeps lookups and required na
   CHECK(text.find("/q | /additionalProperties") != std::string::npos);
 }
 
+TEST_CASE("schema property names are told apart by every byte, whatever their lookup table") {
+  // Names alike in their first and last 8 bytes and their size (which pick
+  // a slot): only the bytes between tell them apart. With two such names no
+  // table gives each its own slot; with one, a key alike in those bytes
+  // lands in its slot.
+  const std::string left = "prefix__AAAAAAAA__suffix";
+  const std::string right = "prefix__BBBBBBBB__suffix";
+  const std::string stranger = "prefix__CCCCCCCC__suffix";
+  for (bool both : {true, false}) {
+    CAPTURE(both);
+    json properties = {{left, {{"type", "integer"}}},
+                       {"", {{"type", "string"}}},
+                       {"id", {{"type", "string"}}},
+                       {"id_of_a_longer_name", {{"type", "integer"}}}};
+    if (both)
+      properties[right] = {{"type", "boolean"}};
+    auto schema = compile_ok({{"properties", properties}, {"additionalProperties", false}});
+    json good = {{left, 1}, {"", "empty name"}, {"id", "x"}, {"id_of_a_longer_name", 2}};
+    if (both)
+      good[right] = true;
+    CHECK(validate(schema, good).is_valid());
+
+    auto stray = validate(schema, json{{stranger, 1}});
+    REQUIRE(stray.errors.size() == 1);
+    CHECK(stray.errors[0].instance_path == "/" + stranger);
+    CHECK(stray.errors[0].schema_path == "/additionalProperties");
+    // each name keeps its own subschema
+    auto wrong = validate(schema, json{{left, "no"}, {"", 0}, {"id_of_a_longer_nam", 1}, {"i", 1}});
+    std::string text = all_text(wrong);
+    CHECK(text.find("/" + left + " | /properties/" + left + "/type") != std::string::npos);
+    CHECK(text.find(" | /properties//type") != std::string::npos);
+    CHECK(text.find("/id_of_a_longer_nam | /additionalProperties") != std::string::npos);
+    CHECK(text.find("/i | /additionalProperties") != std::string::npos);
+    CHECK(wrong.errors.size() == 4);
+  }
+}
+
+TEST_CASE("schema string enums of many values find each value exactly") {
+  json values = json::array();
+  for (int value_idx = 0; value_idx < 40; ++value_idx)
+    values.push_back("value-" + std::to_string(value_idx));
+  auto schema = compile_ok({{"enum", values}});
+  for (const auto& value : values)
+    CHECK(validate(schema, value).is_valid());
+  CHECK_FALSE(validate(schema, "value-40").is_valid());
+  CHECK_FALSE(validate(schema, "value-").is_valid());
+  CHECK_FALSE(validate(schema, "").is_valid());
+}
+
 TEST_CASE("schema unevaluatedProperties tracks objects past 128 members") {
   auto schema = compile_ok(json::parse(R"({
     "allOf": [{"patternProperties": {"^p": true}}],
