@@ -125,6 +125,9 @@ std::string node_metrics::prometheus(int64_t running_actors) const {
   counter(out, "voxos_http_requests_total", "HTTP API requests answered.", http_requests.load());
   counter(out, "voxos_http_errors_total", "HTTP API responses with status >= 400.",
           http_errors.load());
+  header(out, "voxos_run_host_hosted_runs", "gauge",
+         "Runs the CAF run host remembers for the agent hosts that started them.");
+  out += "voxos_run_host_hosted_runs " + std::to_string(hosted_runs.load()) + "\n";
   header(out, "voxos_uptime_seconds", "gauge", "Seconds since the node started.");
   out +=
     "voxos_uptime_seconds " + seconds(static_cast<uint64_t>(wall_clock_us() - started_us_)) + "\n";
@@ -156,6 +159,7 @@ nlohmann::json node_metrics::snapshot(int64_t running_actors) const {
       {"sync_mean_us", mean(sync_latency)},
       {"append_mean_us", mean(append_latency)}}},
     {"http", {{"requests", http_requests.load()}, {"errors", http_errors.load()}}},
+    {"run_host", {{"hosted_runs", hosted_runs.load()}}},
   };
 }
 

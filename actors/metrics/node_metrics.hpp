@@ -67,6 +67,11 @@ public:
   std::atomic<uint64_t> http_requests{0};
   std::atomic<uint64_t> http_errors{0}; ///< responses with status >= 400
 
+  // -- CAF run host --------------------------------------------------------
+  /// Runs the run host remembers for the agent hosts that started them (to
+  /// cancel them when their host becomes unreachable).
+  std::atomic<uint64_t> hosted_runs{0};
+
   /// Prometheus text exposition (version 0.0.4). `running_actors` is the
   /// actor system's registry count, sampled by the caller.
   std::string prometheus(int64_t running_actors) const;

@@ -1,8 +1,10 @@
 #include "actors/run_host/run_host.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <unordered_map>
+#include <vector>
 
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>
@@ -39,16 +41,37 @@ struct hosted_run {
   std::string run_id;
 };
 
+/// A host's runs are checked for ones that ended another way (HTTP DELETE,
+/// a tenant's limits, another host's cancel, a failure) once it has this
+/// many, then each time the count doubles past what the last check left.
+/// So a host's list holds at most twice its live runs, plus this floor.
+constexpr std::size_t prune_floor = 64;
+constexpr auto prune_timeout = std::chrono::seconds(30);
+
+/// The runs one host actor started, as far as the run host knows.
+struct host_runs {
+  std::vector<hosted_run> runs;
+  std::size_t prune_at = prune_floor;
+};
+
 struct run_host_state {
   static inline const char* name = "run_host";
   directory_actor directory;
   std::string node_id;
   /// By SHA-256 of the token secret.
   std::unordered_map<std::string, cached_tenant> tenants;
-  /// The runs each host actor started and has not ended.
-  std::unordered_map<caf::actor_addr, std::vector<hosted_run>> runs_by_host;
+  /// The runs each host actor started and has not ended (a host is
+  /// monitored while it has any).
+  std::unordered_map<caf::actor_addr, host_runs> runs_by_host;
   actor_counters* counters = nullptr;
+  node_metrics* metrics = nullptr;
   std::optional<running_guard> running;
+
+  ~run_host_state() {
+    if (metrics)
+      for (const auto& [host, entry] : runs_by_host)
+        metrics->hosted_runs.fetch_sub(entry.runs.size());
+  }
 };
 
 using self_pointer = run_host_actor::stateful_pointer<run_host_state>;
@@ -88,15 +111,40 @@ void with_tenant(self_pointer self, const std::string& token, Promise promise, F
       [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
 }
 
-/// Forgets a run its host ended.
+/// Forgets a run that ended; a host with no run left is no longer watched.
 void forget_run(self_pointer self, const caf::actor_addr& host, const std::string& run_id) {
   auto found = self->state.runs_by_host.find(host);
   if (found == self->state.runs_by_host.end())
     return;
-  auto& runs = found->second;
-  runs.erase(std::remove_if(runs.begin(), runs.end(),
-                            [&](const hosted_run& r) { return r.run_id == run_id; }),
-             runs.end());
+  auto& runs = found->second.runs;
+  auto kept = std::remove_if(runs.begin(), runs.end(),
+                             [&](const hosted_run& r) { return r.run_id == run_id; });
+  self->state.metrics->hosted_runs.fetch_sub(static_cast<uint64_t>(runs.end() - kept));
+  runs.erase(kept, runs.end());
+  if (runs.empty()) {
+    self->demonitor(host);
+    self->state.runs_by_host.erase(found);
+  }
+}
+
+/// Remembers a run `host` started; past the host's prune mark, asks each of
+/// its runs' tenants whether the run is still live and forgets the ended.
+void remember_run(self_pointer self, const caf::actor_addr& host, hosted_run run) {
+  auto& entry = self->state.runs_by_host[host];
+  if (entry.runs.empty())
+    self->monitor(host);
+  entry.runs.push_back(std::move(run));
+  self->state.metrics->hosted_runs.fetch_add(1);
+  if (entry.runs.size() < entry.prune_at)
+    return;
+  entry.prune_at = std::max(prune_floor, entry.runs.size() * 2);
+  for (const auto& known : entry.runs)
+    self->request(known.tenant, prune_timeout, health_atom::value, run_atom::value, known.run_id)
+      .then([](const std::string&) {},
+            [self, host, run_id = known.run_id](caf::error& err) {
+              if (code_of(err) == errc::not_found)
+                forget_run(self, host, run_id);
+            });
 }
 
 run_ticket ticket_of(const std::string& started) {
@@ -117,6 +165,7 @@ run_host_actor::behavior_type run_host_behavior(self_pointer self, directory_act
   auto& st = self->state;
   st.directory = std::move(directory);
   st.node_id = std::move(node_id);
+  st.metrics = metrics;
   st.counters = &metrics->actor("run_host");
   st.running.emplace(*st.counters);
   // A host that became unreachable: its runs are cancelled.
@@ -124,10 +173,12 @@ run_host_actor::behavior_type run_host_behavior(self_pointer self, directory_act
     auto found = self->state.runs_by_host.find(msg.source);
     if (found == self->state.runs_by_host.end())
       return;
+    const auto& runs = found->second.runs;
     if (msg.reason == caf::exit_reason::remote_link_unreachable)
-      for (const auto& run : found->second)
+      for (const auto& run : runs)
         self->request(run.tenant, caf::infinite, cancel_atom::value, run_atom::value, run.run_id)
           .then([](const std::string&) {}, [](caf::error&) {});
+    self->state.metrics->hosted_runs.fetch_sub(runs.size());
     self->state.runs_by_host.erase(found);
   });
   auto note = [self] { self->state.counters->on_message(self->mailbox().size()); };
@@ -155,12 +206,8 @@ run_host_actor::behavior_type run_host_behavior(self_pointer self, directory_act
           .then(
             [self, promise, host, tenant](const std::string& started) mutable {
               auto ticket = ticket_of(started);
-              if (host) {
-                auto& runs = self->state.runs_by_host[host];
-                if (runs.empty())
-                  self->monitor(host);
-                runs.push_back({tenant, ticket.run_id});
-              }
+              if (host)
+                remember_run(self, host, {tenant, ticket.run_id});
               promise.deliver(std::move(ticket));
             },
             [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });

@@ -13,6 +13,13 @@
 // cancelled, which cancels its MCP requests in flight (actors/run/run.hpp).
 // A host actor that exits normally leaves its runs to other actors of the
 // host (they end by `close`, `cancel`, or the tenant's limits).
+//
+// The runs a host started are remembered until they end through this entry
+// point or the host goes. Runs that end another way (HTTP DELETE, a tenant's
+// limits, a failure) are found when a host has 64 runs remembered, and each
+// time that count doubles past what the last check left: each run's tenant
+// is asked whether it is still live. A host's list so holds at most twice
+// its live runs plus 64. The metric voxos_run_host_hosted_runs counts them.
 #pragma once
 
 #include <string>

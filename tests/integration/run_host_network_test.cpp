@@ -2,7 +2,8 @@
 // messages): cancelling cancels every call in flight at the SDK-built peer,
 // answers each call id as cancelled, in call order, and the summary counts
 // them; hostile rounds (10,000 calls, a 50 MB argument, repeated call ids,
-// another run's id) get their specific errors and the run goes on.
+// another run's id) get their specific errors and the run goes on; the run
+// host forgets a host's runs that ended another way (its list stays bounded).
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -146,4 +147,43 @@ TEST_CASE("cancelling a run over the CAF network cancels every call in flight at
     ->request(h.host, std::chrono::seconds(10), cancel_atom::value, f.token, ticket.run_id)
     .receive([&](const std::string&) { FAIL("a cancelled run was cancelled again"); },
              [&](caf::error& err) { CHECK(code_of(err) == errc::not_found); });
+}
+
+TEST_CASE("the run host forgets a host's runs that ended another way, so its list stays bounded") {
+  test::run_fixture f;
+  network_host h{f};
+  auto hosted = [&] {
+    auto status = f.node->call("GET", "/v1/admin/status", test::admin_token);
+    REQUIRE(status.status == 200);
+    return status.body["metrics"]["run_host"]["hosted_runs"].get<uint64_t>();
+  };
+  // 63 runs the host starts and nobody ends through it: each is cancelled
+  // over HTTP, which the run host does not see.
+  for (int run_idx = 0; run_idx < 63; ++run_idx) {
+    auto ticket = h.start(f);
+    REQUIRE(f.node->call("DELETE", "/v1/runs/" + ticket.run_id, f.token).status == 200);
+  }
+  CHECK(hosted() == 63);
+  // The 64th reaches the prune mark: the ended 63 are asked about and
+  // forgotten; the live one stays.
+  auto live = h.start(f);
+  bool pruned = false;
+  for (int wait_idx = 0; wait_idx < 200 && !pruned; ++wait_idx) {
+    pruned = hosted() == 1;
+    if (!pruned)
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  CHECK(pruned);
+  auto after = h.round(f, live.run_id, {{"a", "echo", R"({"text":"still here"})"}});
+  REQUIRE(std::holds_alternative<std::vector<tool_output>>(after));
+  CHECK(std::get<std::vector<tool_output>>(after)[0].status == "ok");
+
+  // Closed through the run host: forgotten at once.
+  bool closed = false;
+  (*h.self)
+    ->request(h.host, std::chrono::seconds(10), close_atom::value, f.token, live.run_id)
+    .receive([&](bool done) { closed = done; },
+             [&](caf::error& err) { FAIL("close failed: " << h.sys.render(err)); });
+  CHECK(closed);
+  CHECK(hosted() == 0);
 }
