@@ -5,6 +5,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/exit_reason.hpp>
 #include <caf/local_actor.hpp>
+#include <caf/send.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
@@ -24,21 +25,31 @@ struct wave_state {
   uint32_t deadline_ms = 0;
   bool started = false;
   caf::typed_response_promise<std::vector<wave_answer>> promise;
+  caf::actor_id wave_id = 0;
+
+  /// The connection's key for call `call_idx`: unique per connection
+  /// because actor ids are unique in the node and a wave has few calls.
+  uint64_t key_of(std::size_t call_idx) const {
+    return (static_cast<uint64_t>(wave_id) << 8) | static_cast<uint64_t>(call_idx);
+  }
+
+  /// However the wave ends, nothing it sent stays open at the servers: its
+  /// run's exit (even `kill`, which no exit handler sees) destroys this
+  /// state, and each request still in flight is cancelled.
+  ~wave_state() {
+    for (std::size_t call_idx = 0; call_idx < calls.size(); ++call_idx)
+      if (in_flight[call_idx])
+        caf::anon_send(calls[call_idx].connection, cancel_atom::value, key_of(call_idx));
+  }
 };
 
 using self_pointer = wave_actor::stateful_pointer<wave_state>;
-
-/// The connection's key for call `call_idx`: unique per connection because
-/// actor ids are unique in the node and a wave has few calls.
-uint64_t key_of(self_pointer self, std::size_t call_idx) {
-  return (static_cast<uint64_t>(self->id()) << 8) | static_cast<uint64_t>(call_idx);
-}
 
 void cancel_in_flight(self_pointer self) {
   auto& st = self->state;
   for (std::size_t call_idx = 0; call_idx < st.calls.size(); ++call_idx)
     if (st.in_flight[call_idx])
-      self->send(st.calls[call_idx].connection, cancel_atom::value, key_of(self, call_idx));
+      self->send(st.calls[call_idx].connection, cancel_atom::value, st.key_of(call_idx));
 }
 
 /// Each connection the wave's calls go to, watched once while they run
@@ -78,11 +89,10 @@ wave_actor::behavior_type wave_behavior(self_pointer self, std::vector<wave_call
   st.answers.resize(st.calls.size());
   st.in_flight.assign(st.calls.size(), false);
   st.deadline_ms = deadline_ms;
-  // Killed by its run: nothing stays open at the servers.
-  self->set_exit_handler([self](caf::exit_msg& msg) {
-    cancel_in_flight(self);
-    quit(self, std::move(msg.reason));
-  });
+  st.wave_id = self->id();
+  // It ends with its run, however the run ends (the state's destructor
+  // cancels what is in flight).
+  self->set_exit_handler([self](caf::exit_msg& msg) { quit(self, std::move(msg.reason)); });
   // A connection that ended holds none of its requests any more.
   self->set_down_handler([self](caf::down_msg& msg) {
     auto& st = self->state;
@@ -113,7 +123,7 @@ wave_actor::behavior_type wave_behavior(self_pointer self, std::vector<wave_call
         st.in_flight[call_idx] = true;
         self
           ->request(st.calls[call_idx].connection, caf::infinite, request_atom::value,
-                    key_of(self, call_idx), std::string{"tools/call"},
+                    st.key_of(call_idx), std::string{"tools/call"},
                     std::move(st.calls[call_idx].params), st.deadline_ms)
           .then(
             [self, call_idx](std::string& result) {

@@ -11,8 +11,9 @@
 // Cancellation: `cancel` (the run was cancelled) cancels every request still
 // in flight at its connection, which sends notifications/cancelled and
 // closes the request's stream; the wave still answers, once each cancelled
-// request has come back. If the wave is killed instead (its run died), its
-// exit handler cancels what is in flight the same way before it goes.
+// request has come back. If the wave ends instead with its run (however the
+// run ends, a kill included), what is in flight is cancelled the same way as
+// it goes (its state's destructor sends the cancels).
 //
 // Lifecycle: sending --last answer--> answered (gone) ; sending --cancel--> draining --> answered
 #pragma once

@@ -1,7 +1,7 @@
 // The wave actor against a real SDK-built peer, on its own: a connection
-// that ends while it holds the wave's call. (The wave sets no timer of its
-// own; it watches its connections instead.) Waves inside runs are tested in
-// run_waves_test.cpp.
+// that ends while it holds the wave's call, and a run killed while its wave
+// holds calls. (The wave sets no timer of its own; it watches its
+// connections instead.) Waves inside runs are tested in run_waves_test.cpp.
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -10,6 +10,7 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
+#include <caf/event_based_actor.hpp>
 #include <caf/scoped_actor.hpp>
 
 #include <nlohmann/json.hpp>
@@ -65,4 +66,40 @@ TEST_CASE("a wave whose connection ends while it holds a call answers it unavail
   // Answered when the connection ended, not at the call's deadline.
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds{10});
   caf::anon_send_exit(lasting, caf::exit_reason::kill);
+}
+
+TEST_CASE("a wave whose run ends, even killed, cancels its calls in flight at the peer") {
+  auto peer = test::start_sdk_peer({"--json"});
+  REQUIRE_MESSAGE(peer->up(), peer->error_output());
+  caf::actor_system_config cfg;
+  register_types(cfg);
+  set_io_bound_scheduler(cfg);
+  caf::actor_system sys{cfg};
+  auto policy = std::make_shared<const url_policy>(
+    std::vector<node_config::registered_url>{{peer->url(), "mcp"}});
+  auto conn = spawn_mcp_connection(
+    sys, mcp_endpoint{"peer", transport_kind::streamable_http, peer->url(), {}, {}}, policy,
+    mcp_config{});
+  // (a kill is never trapped: the wave's exit handler does not see it)
+  for (auto reason : {caf::exit_reason::kill, caf::exit_reason::user_shutdown}) {
+    CAPTURE(caf::to_string(reason));
+    REQUIRE(test::reset_peer_stats(peer->port()));
+    // A stand-in for the run: it spawns the wave (linked to it, as runs do)
+    // and asks for its answers, which never come.
+    auto run = sys.spawn([conn](caf::event_based_actor* self) {
+      std::vector<wave_call> calls;
+      for (int call_idx = 0; call_idx < 4; ++call_idx)
+        calls.push_back({conn, json{{"name", "sleep"}, {"arguments", {{"ms", 20'000}}}}.dump()});
+      auto wave = spawn_wave(self, std::move(calls), 60'000);
+      self->request(wave, caf::infinite, request_atom::value)
+        .then([](const std::vector<wave_answer>&) {}, [](caf::error&) {});
+    });
+    REQUIRE(test::wait_for_stats(peer->port(), [](const json& s) { return s["in_flight"] == 4; }));
+    caf::anon_send_exit(run, reason);
+    // The wave ends with its run and cancels each request as it goes: the
+    // peer sees four cancellations, and nothing stays in flight.
+    CHECK(test::wait_for_stats(
+      peer->port(), [](const json& s) { return s["cancelled"] == 4 && s["in_flight"] == 0; }));
+  }
+  caf::anon_send_exit(conn, caf::exit_reason::kill);
 }
