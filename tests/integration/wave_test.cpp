@@ -25,21 +25,39 @@
 using namespace voxos;
 using nlohmann::json;
 
-TEST_CASE("a wave whose connection ends while it holds a call answers it unavailable") {
-  auto peer = test::start_sdk_peer({"--json"});
-  REQUIRE_MESSAGE(peer->up(), peer->error_output());
+namespace {
+
+/// An SDK-built peer and an actor system whose connections may reach it.
+struct peer_world {
+  std::unique_ptr<test::node_peer> peer = test::start_sdk_peer({"--json"});
   caf::actor_system_config cfg;
-  register_types(cfg);
-  set_io_bound_scheduler(cfg);
-  caf::actor_system sys{cfg};
-  auto policy = std::make_shared<const url_policy>(
-    std::vector<node_config::registered_url>{{peer->url(), "mcp"}});
-  auto doomed = spawn_mcp_connection(
-    sys, mcp_endpoint{"doomed", transport_kind::streamable_http, peer->url(), {}, {}}, policy,
-    mcp_config{});
-  auto lasting = spawn_mcp_connection(
-    sys, mcp_endpoint{"lasting", transport_kind::streamable_http, peer->url(), {}, {}}, policy,
-    mcp_config{});
+  std::unique_ptr<caf::actor_system> sys;
+  std::shared_ptr<const url_policy> policy;
+
+  peer_world() {
+    REQUIRE_MESSAGE(peer->up(), peer->error_output());
+    register_types(cfg);
+    set_io_bound_scheduler(cfg);
+    sys = std::make_unique<caf::actor_system>(cfg);
+    policy = std::make_shared<const url_policy>(
+      std::vector<node_config::registered_url>{{peer->url(), "mcp"}});
+  }
+
+  mcp_connection_actor connect(const std::string& server_id) {
+    return spawn_mcp_connection(
+      *sys, mcp_endpoint{server_id, transport_kind::streamable_http, peer->url(), {}, {}}, policy,
+      mcp_config{});
+  }
+};
+
+} // namespace
+
+TEST_CASE("a wave whose connection ends while it holds a call answers it unavailable") {
+  peer_world world;
+  auto& peer = world.peer;
+  auto& sys = *world.sys;
+  auto doomed = world.connect("doomed");
+  auto lasting = world.connect("lasting");
   REQUIRE(test::reset_peer_stats(peer->port()));
   caf::scoped_actor self{sys};
   std::vector<wave_call> calls{
@@ -69,17 +87,10 @@ TEST_CASE("a wave whose connection ends while it holds a call answers it unavail
 }
 
 TEST_CASE("a wave whose run ends, even killed, cancels its calls in flight at the peer") {
-  auto peer = test::start_sdk_peer({"--json"});
-  REQUIRE_MESSAGE(peer->up(), peer->error_output());
-  caf::actor_system_config cfg;
-  register_types(cfg);
-  set_io_bound_scheduler(cfg);
-  caf::actor_system sys{cfg};
-  auto policy = std::make_shared<const url_policy>(
-    std::vector<node_config::registered_url>{{peer->url(), "mcp"}});
-  auto conn = spawn_mcp_connection(
-    sys, mcp_endpoint{"peer", transport_kind::streamable_http, peer->url(), {}, {}}, policy,
-    mcp_config{});
+  peer_world world;
+  auto& peer = world.peer;
+  auto& sys = *world.sys;
+  auto conn = world.connect("peer");
   // (a kill is never trapped: the wave's exit handler does not see it)
   for (auto reason : {caf::exit_reason::kill, caf::exit_reason::user_shutdown}) {
     CAPTURE(caf::to_string(reason));
