@@ -27,9 +27,6 @@ using nlohmann::json;
 using clock_type = std::chrono::steady_clock;
 
 constexpr auto ask_timeout = std::chrono::seconds(30);
-/// A tool round waits for its slowest wave: at most mcp.max_request_timeout_ms
-/// per wave; past this the HTTP answer is unavailable (the round goes on).
-constexpr auto round_timeout = std::chrono::minutes(10);
 constexpr std::size_t max_token_bytes = 512;
 
 // -- asking actors -----------------------------------------------------------
@@ -593,7 +590,7 @@ void http_api::routes::install_tenant_config(httplib::Server& srv) {
                return;
              }
              auto [outputs, err] = ask_within<std::vector<tool_output>>(
-               *ctx_.sys, caf::duration{round_timeout}, t, tool_atom::value,
+               *ctx_.sys, caf::duration{ctx_.round_wait}, t, tool_atom::value,
                std::string{req.matches[1]}, std::move(*calls));
              if (!outputs) {
                send_error(res, err);
@@ -679,6 +676,10 @@ void http_api::install(http_server& server) {
       if (res.status >= 400)
         metrics->http_errors.fetch_add(1, std::memory_order_relaxed);
     });
+}
+
+std::chrono::milliseconds round_wait_of(const run_config& run) {
+  return std::chrono::milliseconds{uint64_t{run.max_calls} * run.call_timeout_ms + 60'000};
 }
 
 } // namespace voxos

@@ -7,6 +7,7 @@
 // tenant it selects; no body or path ever names the caller's tenant.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -15,11 +16,18 @@
 
 #include "actors/directory/directory.hpp"
 #include "actors/event_store/event_store.hpp"
+#include "config/node_config.hpp"
 
 namespace voxos {
 
 class http_server;
 class node_metrics;
+
+/// The longest a tool round can take under `run`: every call one at a time,
+/// each to its deadline (run.max_calls × run.call_timeout_ms), plus a minute
+/// for recording it. A tool-calls request waits that long, so its answer is
+/// never cut off before the round ends.
+std::chrono::milliseconds round_wait_of(const run_config& run);
 
 struct http_api_context {
   caf::actor_system* sys = nullptr;
@@ -29,6 +37,8 @@ struct http_api_context {
   std::string admin_token_hash;              ///< SHA-256 hex of the admin token
   std::function<nlohmann::json()> node_info; ///< node id, version, ports, data dir
   uint32_t host_keepalive_ms = 1'000;        ///< run.host_keepalive_ms
+  /// How long a tool-calls request waits for its round (round_wait_of).
+  std::chrono::milliseconds round_wait{round_wait_of(run_config{})};
 };
 
 /// The route table. Owned by the node; must outlive the server's handlers

@@ -256,6 +256,7 @@ result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_sec
   ctx.metrics = &state->metrics;
   ctx.admin_token_hash = digest::sha256_hex(secrets.admin_token);
   ctx.host_keepalive_ms = cfg.run.host_keepalive_ms;
+  ctx.round_wait = round_wait_of(cfg.run);
   auto* raw = state.get();
   ctx.node_info = [raw] {
     return nlohmann::json{

@@ -2,6 +2,7 @@
 // bad input that gets a specific error and changes nothing stored.
 #include <doctest/doctest.h>
 
+#include "actors/http_api/http_api.hpp"
 #include "support/running_node.hpp"
 
 using namespace voxos;
@@ -201,4 +202,17 @@ TEST_CASE("tenants and tokens survive a restart and revoked tokens stay revoked"
   auto tenants = node.call("GET", "/v1/admin/tenants", admin_token);
   REQUIRE(tenants.body.size() == 1);
   CHECK(tenants.body[0]["name"] == "Acme");
+}
+
+TEST_CASE("a tool-calls request waits as long as its longest possible round") {
+  using std::chrono::milliseconds;
+  run_config run;
+  // Every call one at a time, each to its deadline, and a minute to record.
+  CHECK(round_wait_of(run) == milliseconds{128 * 60'000 + 60'000});
+  run.max_calls = 4'096; // the bounds' maxima: 28 days and a minute, no overflow
+  run.call_timeout_ms = 600'000;
+  CHECK(round_wait_of(run) == milliseconds{int64_t{4'096} * 600'000 + 60'000});
+  run.max_calls = 1;
+  run.call_timeout_ms = 100;
+  CHECK(round_wait_of(run) == milliseconds{60'100});
 }
