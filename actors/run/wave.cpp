@@ -25,21 +25,36 @@ struct wave_state {
   uint32_t deadline_ms = 0;
   bool started = false;
   caf::typed_response_promise<std::vector<wave_answer>> promise;
-  caf::actor_id wave_id = 0;
+  caf::local_actor* self = nullptr;
 
   /// The connection's key for call `call_idx`: unique per connection
   /// because actor ids are unique in the node and a wave has few calls.
   uint64_t key_of(std::size_t call_idx) const {
-    return (static_cast<uint64_t>(wave_id) << 8) | static_cast<uint64_t>(call_idx);
+    return (static_cast<uint64_t>(self->id()) << 8) | static_cast<uint64_t>(call_idx);
   }
 
-  /// However the wave ends, nothing it sent stays open at the servers: its
-  /// run's exit (even `kill`, which no exit handler sees) destroys this
-  /// state, and each request still in flight is cancelled.
+  /// Each connection the wave's calls go to, watched once while they run
+  /// (see the request handler).
+  std::vector<caf::actor_addr> connections() const {
+    std::vector<caf::actor_addr> out;
+    for (const auto& call : calls)
+      if (std::find(out.begin(), out.end(), call.connection.address()) == out.end())
+        out.push_back(call.connection.address());
+    return out;
+  }
+
+  /// However the wave ends (answered, or with its run, even by a `kill`,
+  /// which no exit handler sees), this state goes with it: each request
+  /// still in flight is cancelled, so nothing stays open at the servers, and
+  /// each connection is unwatched, since a connection outlives many waves
+  /// and would keep every watch otherwise.
   ~wave_state() {
     for (std::size_t call_idx = 0; call_idx < calls.size(); ++call_idx)
       if (in_flight[call_idx])
         caf::anon_send(calls[call_idx].connection, cancel_atom::value, key_of(call_idx));
+    if (started)
+      for (const auto& conn : connections())
+        self->demonitor(conn);
   }
 };
 
@@ -52,24 +67,6 @@ void cancel_in_flight(self_pointer self) {
       self->send(st.calls[call_idx].connection, cancel_atom::value, st.key_of(call_idx));
 }
 
-/// Each connection the wave's calls go to, watched once while they run
-/// (see the request handler); unwatched before the wave goes, since a
-/// connection outlives many waves and would keep every watch otherwise.
-std::vector<caf::actor_addr> connections_of(const wave_state& st) {
-  std::vector<caf::actor_addr> out;
-  for (const auto& call : st.calls)
-    if (std::find(out.begin(), out.end(), call.connection.address()) == out.end())
-      out.push_back(call.connection.address());
-  return out;
-}
-
-void quit(self_pointer self, caf::error reason = caf::error{}) {
-  if (self->state.started)
-    for (const auto& conn : connections_of(self->state))
-      self->demonitor(conn);
-  self->quit(std::move(reason));
-}
-
 void on_answer(self_pointer self, std::size_t call_idx, wave_answer answer) {
   auto& st = self->state;
   if (!st.in_flight[call_idx])
@@ -78,7 +75,7 @@ void on_answer(self_pointer self, std::size_t call_idx, wave_answer answer) {
   st.answers[call_idx] = std::move(answer);
   if (--st.outstanding == 0) {
     st.promise.deliver(std::move(st.answers));
-    quit(self);
+    self->quit();
   }
 }
 
@@ -89,10 +86,10 @@ wave_actor::behavior_type wave_behavior(self_pointer self, std::vector<wave_call
   st.answers.resize(st.calls.size());
   st.in_flight.assign(st.calls.size(), false);
   st.deadline_ms = deadline_ms;
-  st.wave_id = self->id();
+  st.self = self;
   // It ends with its run, however the run ends (the state's destructor
   // cancels what is in flight).
-  self->set_exit_handler([self](caf::exit_msg& msg) { quit(self, std::move(msg.reason)); });
+  self->set_exit_handler([self](caf::exit_msg& msg) { self->quit(std::move(msg.reason)); });
   // A connection that ended holds none of its requests any more.
   self->set_down_handler([self](caf::down_msg& msg) {
     auto& st = self->state;
@@ -117,7 +114,7 @@ wave_actor::behavior_type wave_behavior(self_pointer self, std::vector<wave_call
       // The connection answers every request by its deadline (it keeps the
       // deadline timer); a connection that ends instead is watched. No timer
       // of the wave's own: one per call costs a wake of CAF's clock thread.
-      for (const auto& conn : connections_of(st))
+      for (const auto& conn : st.connections())
         self->monitor(conn);
       for (std::size_t call_idx = 0; call_idx < st.calls.size(); ++call_idx) {
         st.in_flight[call_idx] = true;

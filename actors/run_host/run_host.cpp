@@ -121,6 +121,8 @@ void forget_run(self_pointer self, const caf::actor_addr& host, const std::strin
                              [&](const hosted_run& r) { return r.run_id == run_id; });
   self->state.metrics->hosted_runs.fetch_sub(static_cast<uint64_t>(runs.end() - kept));
   runs.erase(kept, runs.end());
+  // the next check comes when the list doubles what is left
+  found->second.prune_at = std::min(found->second.prune_at, std::max(prune_floor, runs.size() * 2));
   if (runs.empty()) {
     self->demonitor(host);
     self->state.runs_by_host.erase(found);

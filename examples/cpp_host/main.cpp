@@ -63,7 +63,11 @@ std::string today() {
   return text;
 }
 
-constexpr auto round_wait = std::chrono::minutes(10);
+/// The longest a round can take on a node with default bounds: every call
+/// one at a time, each to its deadline (run.max_calls 128 x
+/// run.call_timeout_ms 60 s), plus a minute to record it. A host of a node
+/// with other bounds waits what those give.
+constexpr auto round_wait = std::chrono::minutes(128 + 1);
 
 } // namespace
 
