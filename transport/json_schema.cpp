@@ -76,12 +76,19 @@ private:
 struct compiled_regex {
   std::string source;
   std::optional<simple_pattern> simple;
-  std::regex re; ///< used when `simple` is empty
+  /// When `simple` is empty: `[\s\S]*(?:source)[\s\S]*`, matched over the
+  /// whole text. (libstdc++'s regex_search restarts its breadth-first
+  /// matcher at each position, quadratic in the text; one whole match is
+  /// linear. `^` and `$` still assert the text's ends.)
+  std::regex re;
+  size_t max_text = std::numeric_limits<size_t>::max(); ///< longest text `re` runs over
 
+  /// Whether a text of `size` bytes is within the work bound (max_regex_steps).
+  bool fits(size_t size) const { return size <= max_text; }
   bool search(std::string_view text) const {
     if (simple)
       return simple->search(text);
-    return std::regex_search(text.begin(), text.end(), re);
+    return std::regex_match(text.begin(), text.end(), re);
   }
 };
 
@@ -278,7 +285,9 @@ enum class failing : uint8_t {
   min_length,
   max_length,
   pattern,
+  pattern_bound, ///< the text is past the pattern's work bound (compiled_regex::fits)
   additional_properties,
+  pattern_properties_bound, ///< a member name past a patternProperties pattern's work bound
   property_names,
   required,
   min_properties,
@@ -1335,6 +1344,85 @@ private:
     out = found->get<double>();
   }
 
+  /// An estimate of the automaton states std::regex makes of `source`: one
+  /// per atom, group and repetition, times every count of the repetitions
+  /// around it (it expands `{n,m}` into m copies). Saturates. `anchored`:
+  /// whether every match must start at the text's start (a leading `^` and
+  /// no alternation outside groups).
+  static uint64_t regex_states(const std::string& source, bool& anchored) {
+    bool alternation = false;
+    static constexpr uint64_t saturated = uint64_t{1} << 48;
+    auto add = [](uint64_t left, uint64_t right) { return std::min(saturated, left + right); };
+    auto times = [](uint64_t left, uint64_t right) {
+      uint64_t out;
+      return __builtin_mul_overflow(left, right, &out) ? saturated : std::min(saturated, out);
+    };
+    struct frame {
+      uint64_t total = 0; ///< states of the group so far
+      uint64_t last = 0;  ///< states of its last atom (what a quantifier repeats)
+    };
+    std::vector<frame> open{frame{}};
+    auto atom = [&](uint64_t weight) {
+      open.back().total = add(open.back().total, weight);
+      open.back().last = weight;
+    };
+    for (size_t pos = 0; pos < source.size(); ++pos) {
+      char c = source[pos];
+      if (c == '\\') {
+        ++pos;
+        atom(1);
+      } else if (c == '[') {
+        for (++pos; pos < source.size() && source[pos] != ']'; ++pos)
+          if (source[pos] == '\\')
+            ++pos;
+        atom(1);
+      } else if (c == '(') {
+        open.push_back(frame{});
+      } else if (c == ')' && open.size() > 1) {
+        uint64_t group = add(open.back().total, 2);
+        open.pop_back();
+        atom(group);
+      } else if (c == '|') {
+        alternation = alternation || open.size() == 1;
+        atom(1);
+        open.back().last = 0;
+      } else if (c == '*' || c == '+' || c == '?') {
+        open.back().total = add(open.back().total, 1);
+      } else if (c == '{') {
+        // {n}, {n,} or {n,m}: the larger number of copies of the last atom
+        uint64_t copies = 0, number = 0;
+        size_t at = pos + 1;
+        for (; at < source.size()
+               && (std::isdigit(static_cast<unsigned char>(source[at])) || source[at] == ',');
+             ++at) {
+          if (source[at] == ',') {
+            copies = std::max(copies, number);
+            number = 0;
+          } else {
+            number = std::min<uint64_t>(number * 10 + static_cast<uint64_t>(source[at] - '0'),
+                                        max_regex_repeat + 1);
+          }
+        }
+        if (at < source.size() && source[at] == '}') {
+          copies = std::max(copies, number);
+          if (copies > 1)
+            open.back().total = add(open.back().total, times(open.back().last, copies - 1));
+          open.back().last = 0;
+          pos = at;
+        } else {
+          atom(1); // a literal '{'
+        }
+      } else {
+        atom(1);
+      }
+    }
+    anchored = !source.empty() && source[0] == '^' && !alternation;
+    uint64_t total = 0;
+    for (const auto& group : open)
+      total = add(total, group.total);
+    return total;
+  }
+
   std::optional<detail::compiled_regex> regex(const std::string& source, const std::string& path) {
     detail::compiled_regex out;
     out.source = source;
@@ -1378,6 +1466,15 @@ private:
         }
       }
     }
+    // An unanchored pattern starts a match at every position, so every
+    // state may be active at once: its work is bounded. An anchored one
+    // runs a single match from the start, whose active states are few
+    // (`^.{0,5000}$` has 5,000 states and one or two active): not bounded
+    // beyond std::regex's state cap.
+    bool anchored = false;
+    uint64_t states = regex_states(source, anchored);
+    if (!anchored)
+      out.max_text = static_cast<size_t>(max_regex_steps / (states + 2));
     try {
       auto flags = std::regex::ECMAScript;
 #if defined(__GLIBCXX__)
@@ -1388,7 +1485,7 @@ private:
       // _GLIBCXX_REGEX_STATE_LIMIT; a larger one is refused as well.)
       flags |= std::regex_constants::__polynomial;
 #endif
-      out.re = std::regex(source, flags);
+      out.re = std::regex("[\\s\\S]*(?:" + source + ")[\\s\\S]*", flags);
       return out;
     } catch (const std::regex_error&) {
       fail(path, "invalid regular expression");
@@ -1452,9 +1549,21 @@ private:
     if (node.max_length)
       add(failing::max_length, "maxLength",
           bound("string is longer than ", *node.max_length, " characters"));
-    if (node.pattern)
+    if (node.pattern) {
       add(failing::pattern, "pattern",
           "string does not match the pattern '" + node.pattern->source + "'");
+      if (node.pattern->max_text != std::numeric_limits<size_t>::max())
+        add(failing::pattern_bound, "pattern",
+            bound("string is longer than the ", node.pattern->max_text,
+                  " bytes this pattern is checked over (bounded matching)"));
+    }
+    if (std::any_of(node.pattern_properties.begin(), node.pattern_properties.end(),
+                    [](const auto& entry) {
+                      return entry.first.max_text != std::numeric_limits<size_t>::max();
+                    }))
+      add(failing::pattern_properties_bound, "patternProperties",
+          "property name is longer than its patternProperties patterns are checked over "
+          "(bounded matching)");
     if (node.additional_properties)
       add(failing::additional_properties, "additionalProperties",
           "additional property is not allowed");
@@ -2234,8 +2343,14 @@ template <class Fail>
       return false;
     if (node.max_length && length > *node.max_length && !fail(failing::max_length))
       return false;
-    if (node.pattern && !node.pattern->search(text) && !fail(failing::pattern))
-      return false;
+    if (node.pattern) {
+      if (!node.pattern->fits(text.size())) {
+        if (!fail(failing::pattern_bound))
+          return false;
+      } else if (!node.pattern->search(text) && !fail(failing::pattern)) {
+        return false;
+      }
+    }
   }
   return true;
 }
@@ -2690,6 +2805,12 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
           }
         }
         for (const auto& [re, sub] : node.pattern_properties) {
+          if (!re.fits(field.key.size())) { // (refused, never left unchecked)
+            matched = true;
+            if (!fail(failing::pattern_properties_bound, &where))
+              return false;
+            break;
+          }
           if (re.search(field.key)) {
             matched = true;
             if (!child(*sub, field.value, &where) && !go_on())

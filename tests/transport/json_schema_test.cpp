@@ -136,6 +136,55 @@ TEST_CASE("a pattern matched by std::regex takes polynomial time on a text it ba
   CHECK(backref.error().message().find("regular expression") != std::string::npos);
 }
 
+TEST_CASE("an unanchored std::regex pattern is matched in one pass, and its work is bounded") {
+  // Found anywhere in the text, as a search finds it; `^` and `$` still
+  // assert the text's ends, also beside an alternation.
+  auto anywhere = compile_ok(json{{"pattern", "(?:x|y)z"}});
+  CHECK(validate(anywhere, json("aaxzbb")).is_valid());
+  CHECK_FALSE(validate(anywhere, json("aaxbzb")).is_valid());
+  auto branches = compile_ok(json{{"pattern", "^(a|b)$|c"}});
+  CHECK(validate(branches, json("zzc")).is_valid());
+  CHECK(validate(branches, json("a")).is_valid());
+  CHECK_FALSE(validate(branches, json("ab")).is_valid());
+
+  // A search restarting at each of 200,000 positions took minutes; one
+  // pass answers.
+  auto few_states = compile_ok(json{{"pattern", "(a|b)*c"}});
+  std::string text(200'000, 'a');
+  auto missing = validate(few_states, json(text + "!"));
+  REQUIRE(missing.errors.size() == 1);
+  CHECK(missing.errors[0].schema_path == "/pattern");
+  CHECK(missing.errors[0].constraint.find("does not match") != std::string::npos);
+  CHECK(validate(few_states, json(text + "c")).is_valid());
+
+  // Thousands of states (std::regex copies the group 1,000 times), any of
+  // which may be active at each step: a text past the work bound is refused
+  // with its own error, naming the bound and not the text.
+  auto many_states = compile_ok(json{{"pattern", "(a|b){1000}c"}});
+  CHECK(validate(many_states, json(std::string(1000, 'a') + "c")).is_valid());
+  CHECK_FALSE(validate(many_states, json(std::string(999, 'a') + "c")).is_valid());
+  auto bounded = validate(many_states, json(std::string(8000, 'a') + "c"));
+  REQUIRE(bounded.errors.size() == 1);
+  CHECK(bounded.errors[0].schema_path == "/pattern");
+  CHECK(bounded.errors[0].constraint.find("(bounded matching)") != std::string::npos);
+  CHECK(bounded.errors[0].constraint.find("aaaa") == std::string::npos);
+  // anchored, one match runs from the start: not bounded
+  auto anchored = compile_ok(json{{"pattern", "^(a|b){1000}c"}});
+  CHECK(validate(anchored, json(std::string(1000, 'a') + "c" + std::string(7000, 'a'))).is_valid());
+
+  // A member name past a patternProperties pattern's bound is refused, not
+  // left unchecked (its subschema would never apply).
+  auto named = compile_ok(json{{"patternProperties", {{"(x|y){1000}z", {{"type", "integer"}}}}}});
+  CHECK(validate(named, json{{std::string(1000, 'x') + "z", 1}}).is_valid());
+  auto wrong = validate(named, json{{std::string(1000, 'x') + "z", "one"}});
+  REQUIRE(wrong.errors.size() == 1);
+  CHECK(wrong.errors[0].schema_path == "/patternProperties/(x|y){1000}z/type");
+  auto long_name = validate(named, json{{std::string(8000, 'x') + "z", "one"}});
+  REQUIRE(long_name.errors.size() == 1);
+  CHECK(long_name.errors[0].schema_path == "/patternProperties");
+  CHECK(long_name.errors[0].constraint.find("(bounded matching)") != std::string::npos);
+}
+
 TEST_CASE("a pattern std::regex would expand past the repetition bound is refused when compiled") {
   // (a group keeps these patterns out of the simple subset)
   for (const char* pattern :
