@@ -1485,6 +1485,9 @@ private:
       // _GLIBCXX_REGEX_STATE_LIMIT; a larger one is refused as well.)
       flags |= std::regex_constants::__polynomial;
 #endif
+      // (the pattern alone first: a stray `)` would close the wrapping
+      // group and compile as another pattern)
+      std::regex alone(source, flags);
       out.re = std::regex("[\\s\\S]*(?:" + source + ")[\\s\\S]*", flags);
       return out;
     } catch (const std::regex_error&) {

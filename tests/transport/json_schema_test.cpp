@@ -146,6 +146,13 @@ TEST_CASE("an unanchored std::regex pattern is matched in one pass, and its work
   CHECK(validate(branches, json("zzc")).is_valid());
   CHECK(validate(branches, json("a")).is_valid());
   CHECK_FALSE(validate(branches, json("ab")).is_valid());
+  // (a stray parenthesis cannot close the wrapping group: still refused)
+  for (const char* stray : {"a)(b", "a)|(b", "(a"}) {
+    CAPTURE(stray);
+    auto refused = compile_schema(json{{"pattern", stray}}, schema_draft::draft2020_12);
+    REQUIRE_FALSE(refused.is_ok());
+    CHECK(refused.error().message().find("invalid regular expression") != std::string::npos);
+  }
 
   // A search restarting at each of 200,000 positions took minutes; one
   // pass answers.
