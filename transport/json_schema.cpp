@@ -77,10 +77,14 @@ struct compiled_regex {
   std::string source;
   std::optional<simple_pattern> simple;
   /// When `simple` is empty: `[\s\S]*(?:source)[\s\S]*`, matched over the
-  /// whole text. (libstdc++'s regex_search restarts its breadth-first
-  /// matcher at each position, quadratic in the text; one whole match is
-  /// linear. `^` and `$` still assert the text's ends.)
+  /// whole text (`whole`). libstdc++'s regex_search restarts its
+  /// breadth-first matcher at each position, quadratic in the text; one
+  /// whole match is linear, and `^` and `$` still assert the text's ends. A
+  /// pattern with a lookahead is searched for as written: libstdc++ reads a
+  /// lookahead's `^`, `\b` and `\B` from where the lookahead starts, which
+  /// the leading `[\s\S]*` would move.
   std::regex re;
+  bool whole = true;
   size_t max_text = std::numeric_limits<size_t>::max(); ///< longest text `re` runs over
 
   /// Whether a text of `size` bytes is within the work bound (max_regex_steps).
@@ -88,7 +92,9 @@ struct compiled_regex {
   bool search(std::string_view text) const {
     if (simple)
       return simple->search(text);
-    return std::regex_match(text.begin(), text.end(), re);
+    if (whole)
+      return std::regex_match(text.begin(), text.end(), re);
+    return std::regex_search(text.begin(), text.end(), re);
   }
 };
 
@@ -1344,13 +1350,15 @@ private:
     out = found->get<double>();
   }
 
-  /// An estimate of the automaton states std::regex makes of `source`: one
-  /// per atom, group and repetition, times every count of the repetitions
-  /// around it (it expands `{n,m}` into m copies). Saturates. `anchored`:
-  /// whether every match must start at the text's start (a leading `^` and
-  /// no alternation outside groups).
-  static uint64_t regex_states(const std::string& source, bool& anchored) {
-    bool alternation = false;
+  /// What bounds a std::regex pattern's matching work: an estimate of the
+  /// automaton states libstdc++ makes of it (one per atom, group and
+  /// repetition, times every count of the repetitions around it: it expands
+  /// `{n,m}` into m copies; saturated), and whether it has a lookahead.
+  struct regex_cost {
+    uint64_t states = 0;
+    bool lookahead = false;
+  };
+  static regex_cost regex_cost_of(const std::string& source) {
     static constexpr uint64_t saturated = uint64_t{1} << 48;
     auto add = [](uint64_t left, uint64_t right) { return std::min(saturated, left + right); };
     auto times = [](uint64_t left, uint64_t right) {
@@ -1361,10 +1369,19 @@ private:
       uint64_t total = 0; ///< states of the group so far
       uint64_t last = 0;  ///< states of its last atom (what a quantifier repeats)
     };
+    regex_cost out;
     std::vector<frame> open{frame{}};
     auto atom = [&](uint64_t weight) {
       open.back().total = add(open.back().total, weight);
       open.back().last = weight;
+    };
+    // a quantifier: `copies` of the last atom in all; a stacked quantifier
+    // repeats the repeated atom (`\w{300}{300}` is 90,000 copies)
+    auto repeat = [&](uint64_t copies, uint64_t extra) {
+      frame& top = open.back();
+      uint64_t repeated = add(times(top.last, copies), extra);
+      top.total = add(top.total - top.last, repeated);
+      top.last = repeated;
     };
     for (size_t pos = 0; pos < source.size(); ++pos) {
       char c = source[pos];
@@ -1377,17 +1394,18 @@ private:
             ++pos;
         atom(1);
       } else if (c == '(') {
+        if (source.compare(pos, 3, "(?=") == 0 || source.compare(pos, 3, "(?!") == 0)
+          out.lookahead = true;
         open.push_back(frame{});
       } else if (c == ')' && open.size() > 1) {
         uint64_t group = add(open.back().total, 2);
         open.pop_back();
         atom(group);
       } else if (c == '|') {
-        alternation = alternation || open.size() == 1;
         atom(1);
         open.back().last = 0;
       } else if (c == '*' || c == '+' || c == '?') {
-        open.back().total = add(open.back().total, 1);
+        repeat(1, 1);
       } else if (c == '{') {
         // {n}, {n,} or {n,m}: the larger number of copies of the last atom
         uint64_t copies = 0, number = 0;
@@ -1404,10 +1422,7 @@ private:
           }
         }
         if (at < source.size() && source[at] == '}') {
-          copies = std::max(copies, number);
-          if (copies > 1)
-            open.back().total = add(open.back().total, times(open.back().last, copies - 1));
-          open.back().last = 0;
+          repeat(std::max<uint64_t>({copies, number, 1}), 1);
           pos = at;
         } else {
           atom(1); // a literal '{'
@@ -1416,11 +1431,9 @@ private:
         atom(1);
       }
     }
-    anchored = !source.empty() && source[0] == '^' && !alternation;
-    uint64_t total = 0;
     for (const auto& group : open)
-      total = add(total, group.total);
-    return total;
+      out.states = add(out.states, group.total);
+    return out;
   }
 
   std::optional<detail::compiled_regex> regex(const std::string& source, const std::string& path) {
@@ -1466,17 +1479,19 @@ private:
         }
       }
     }
-    // An unanchored pattern starts a match at every position, so every
-    // state may be active at once: its work is bounded. An anchored one
-    // runs a single match from the start, whose active states are few
-    // (`^.{0,5000}$` has 5,000 states and one or two active): not bounded
-    // beyond std::regex's state cap.
-    bool anchored = false;
-    uint64_t states = regex_states(source, anchored);
-    if (!anchored)
-      out.max_text = static_cast<size_t>(max_regex_steps / (states + 2));
+    // Every state may be active at each step (a whole match starts a thread
+    // at every position): the work is bounded by states x text. A lookahead
+    // scans on from each position it is tried at: squared.
+    auto cost = regex_cost_of(source);
+    uint64_t per_byte = cost.states * 2 + 2; // (libstdc++ makes about twice the estimate)
+    uint64_t longest = max_regex_steps / per_byte;
+    if (cost.lookahead)
+      longest = static_cast<uint64_t>(std::sqrt(static_cast<double>(longest)));
+    out.max_text = static_cast<size_t>(longest);
+    out.whole = !cost.lookahead;
     try {
-      auto flags = std::regex::ECMAScript;
+      // (only whether it matches is asked: no submatches kept per state)
+      auto flags = std::regex::ECMAScript | std::regex::nosubs;
 #if defined(__GLIBCXX__)
       // libstdc++'s breadth-first executor: matching time polynomial in the
       // text, where its default backtracking one is exponential on patterns
@@ -1487,8 +1502,9 @@ private:
 #endif
       // (the pattern alone first: a stray `)` would close the wrapping
       // group and compile as another pattern)
-      std::regex alone(source, flags);
-      out.re = std::regex("[\\s\\S]*(?:" + source + ")[\\s\\S]*", flags);
+      out.re = std::regex(source, flags);
+      if (out.whole)
+        out.re = std::regex("[\\s\\S]*(?:" + source + ")[\\s\\S]*", flags);
       return out;
     } catch (const std::regex_error&) {
       fail(path, "invalid regular expression");
@@ -1555,15 +1571,13 @@ private:
     if (node.pattern) {
       add(failing::pattern, "pattern",
           "string does not match the pattern '" + node.pattern->source + "'");
-      if (node.pattern->max_text != std::numeric_limits<size_t>::max())
+      if (!node.pattern->simple)
         add(failing::pattern_bound, "pattern",
             bound("string is longer than the ", node.pattern->max_text,
                   " bytes this pattern is checked over (bounded matching)"));
     }
     if (std::any_of(node.pattern_properties.begin(), node.pattern_properties.end(),
-                    [](const auto& entry) {
-                      return entry.first.max_text != std::numeric_limits<size_t>::max();
-                    }))
+                    [](const auto& entry) { return !entry.first.simple; }))
       add(failing::pattern_properties_bound, "patternProperties",
           "property name is longer than its patternProperties patterns are checked over "
           "(bounded matching)");

@@ -136,7 +136,7 @@ TEST_CASE("a pattern matched by std::regex takes polynomial time on a text it ba
   CHECK(backref.error().message().find("regular expression") != std::string::npos);
 }
 
-TEST_CASE("an unanchored std::regex pattern is matched in one pass, and its work is bounded") {
+TEST_CASE("a std::regex pattern is matched in one pass, and its work is bounded") {
   // Found anywhere in the text, as a search finds it; `^` and `$` still
   // assert the text's ends, also beside an alternation.
   auto anywhere = compile_ok(json{{"pattern", "(?:x|y)z"}});
@@ -146,6 +146,18 @@ TEST_CASE("an unanchored std::regex pattern is matched in one pass, and its work
   CHECK(validate(branches, json("zzc")).is_valid());
   CHECK(validate(branches, json("a")).is_valid());
   CHECK_FALSE(validate(branches, json("ab")).is_valid());
+  // a lookahead reads `^`, `\b` and `\B` from where the text starts
+  auto word = compile_ok(json{{"pattern", "(?=.*\\bfoo\\b)"}});
+  CHECK_FALSE(validate(word, json("xfoo")).is_valid());
+  CHECK(validate(word, json("x foo")).is_valid());
+  CHECK(validate(compile_ok(json{{"pattern", "a(?!^)"}}), json("ba")).is_valid());
+  CHECK_FALSE(validate(compile_ok(json{{"pattern", "(?=^a)"}}), json("ba")).is_valid());
+  // and scans on from each position: its text's bound is squared
+  auto ahead = compile_ok(json{{"pattern", "(?=.*z)"}});
+  CHECK(validate(ahead, json(std::string(2000, 'a') + "z")).is_valid());
+  auto ahead_long = validate(ahead, json(std::string(3000, 'a') + "z"));
+  REQUIRE(ahead_long.errors.size() == 1);
+  CHECK(ahead_long.errors[0].constraint.find("(bounded matching)") != std::string::npos);
   // (a stray parenthesis cannot close the wrapping group: still refused)
   for (const char* stray : {"a)(b", "a)|(b", "(a"}) {
     CAPTURE(stray);
@@ -175,9 +187,18 @@ TEST_CASE("an unanchored std::regex pattern is matched in one pass, and its work
   CHECK(bounded.errors[0].schema_path == "/pattern");
   CHECK(bounded.errors[0].constraint.find("(bounded matching)") != std::string::npos);
   CHECK(bounded.errors[0].constraint.find("aaaa") == std::string::npos);
-  // anchored, one match runs from the start: not bounded
+  // anchored too (a leading `^` does not keep the active states few)
   auto anchored = compile_ok(json{{"pattern", "^(a|b){1000}c"}});
-  CHECK(validate(anchored, json(std::string(1000, 'a') + "c" + std::string(7000, 'a'))).is_valid());
+  CHECK(validate(anchored, json(std::string(1000, 'a') + "c")).is_valid());
+  auto anchored_long =
+    validate(anchored, json(std::string(1000, 'a') + "c" + std::string(9000, 'a')));
+  REQUIRE(anchored_long.errors.size() == 1);
+  CHECK(anchored_long.errors[0].constraint.find("(bounded matching)") != std::string::npos);
+  // a stacked quantifier repeats the repeated group: 90,000 copies here
+  auto stacked =
+    validate(compile_ok(json{{"pattern", "\\w{300}{300}"}}), json(std::string(1000, 'a')));
+  REQUIRE(stacked.errors.size() == 1);
+  CHECK(stacked.errors[0].constraint.find("(bounded matching)") != std::string::npos);
 
   // A member name past a patternProperties pattern's bound is refused, not
   // left unchecked (its subschema would never apply).
