@@ -54,6 +54,9 @@ public:
 private:
   static constexpr int max_states = 63;
 
+  /// The states the character at `text[pos]` may pass; steps `pos` over it.
+  [[gnu::always_inline]] inline uint64_t passes(std::string_view text, size_t& pos) const noexcept;
+
   std::array<uint64_t, 128> ascii_accept_{}; ///< per ASCII character, the states it may pass
   uint64_t non_ascii_accept_ = 0;            ///< states any non-ASCII character may pass
   /// `\p{...}` states: a non-ASCII character passes those whose categories
@@ -71,6 +74,11 @@ private:
   bool fixed_ = false; ///< anchored both ends, no optional or repeating state
   bool anchored_start_ = false;
   bool anchored_end_ = false;
+  /// `^X{m,n}$` (or `^X*$`, `^X+$`) of one atom, past the positions: one
+  /// state, and the text's count of code points between m and n (n < 0: no
+  /// maximum).
+  bool counted_ = false;
+  int count_least_ = 0, count_most_ = 0;
 };
 
 struct compiled_regex {
@@ -562,8 +570,10 @@ bool parse_quantifier(std::string_view source, size_t& pos, int& least, int& mos
     auto number = [&](int& out) {
       size_t start = pos;
       out = 0;
+      // (up to 6 digits: a count past the 63 positions is only kept as a
+      // count, by `^X{m,n}$`)
       while (pos < source.size() && std::isdigit(static_cast<unsigned char>(source[pos]))
-             && pos - start < 4)
+             && pos - start < 6)
         out = out * 10 + (source[pos++] - '0');
       return pos > start
              && !(pos < source.size() && std::isdigit(static_cast<unsigned char>(source[pos])));
@@ -708,6 +718,16 @@ std::optional<simple_pattern> simple_pattern::recognise(std::string_view source)
     ++out.states_;
     return true;
   };
+  if (out.anchored_start_ && out.anchored_end_ && items.size() == 1) {
+    const auto& [atom, least, most] = items.front();
+    if ((most < 0 ? least + 1 : most) > max_states) {
+      add_state(atom, false, true);
+      out.counted_ = true;
+      out.count_least_ = least;
+      out.count_most_ = most;
+      return out;
+    }
+  }
   for (const auto& [atom, least, most] : items) {
     for (int copy = 0; copy < least; ++copy)
       if (!add_state(atom, false, false))
@@ -732,7 +752,35 @@ std::optional<simple_pattern> simple_pattern::recognise(std::string_view source)
   return out;
 }
 
+inline uint64_t simple_pattern::passes(std::string_view text, size_t& pos) const noexcept {
+  auto byte = static_cast<unsigned char>(text[pos]);
+  if (byte < 0x80) {
+    ++pos;
+    return ascii_accept_[byte];
+  }
+  uint32_t code_point = 0;
+  pos += decode_utf8(text, pos, code_point);
+  uint64_t out = non_ascii_accept_;
+  if (!category_states_.empty()) {
+    auto category = static_cast<unsigned>(category_of(code_point));
+    for (const auto& state : category_states_)
+      if ((state.categories >> category) & 1)
+        out |= state.bit;
+  }
+  if (code_point == 0x2028 || code_point == 0x2029)
+    out &= ~dot_states_;
+  return out;
+}
+
 bool simple_pattern::search(std::string_view text) const noexcept {
+  if (counted_) {
+    size_t count = 0;
+    for (size_t pos = 0; pos < text.size(); ++count)
+      if (!(passes(text, pos) & 1))
+        return false;
+    return count >= static_cast<size_t>(count_least_)
+           && (count_most_ < 0 || count <= static_cast<size_t>(count_most_));
+  }
   // `^...$` of mandatory atoms over ASCII text: one position per character
   if (fixed_ && text.size() == static_cast<size_t>(states_)) {
     bool ascii = true;
@@ -754,25 +802,7 @@ bool simple_pattern::search(std::string_view text) const noexcept {
     return true;
   size_t pos = 0;
   while (pos < text.size()) {
-    uint64_t passes;
-    auto byte = static_cast<unsigned char>(text[pos]);
-    if (byte < 0x80) {
-      passes = ascii_accept_[byte];
-      ++pos;
-    } else {
-      uint32_t code_point = 0;
-      pos += decode_utf8(text, pos, code_point);
-      passes = non_ascii_accept_;
-      if (!category_states_.empty()) {
-        auto category = static_cast<unsigned>(category_of(code_point));
-        for (const auto& state : category_states_)
-          if ((state.categories >> category) & 1)
-            passes |= state.bit;
-      }
-      if (code_point == 0x2028 || code_point == 0x2029)
-        passes &= ~dot_states_;
-    }
-    uint64_t moved = active & passes;
+    uint64_t moved = active & passes(text, pos);
     uint64_t reached = (moved << 1) | (moved & repeat_);
     uint64_t next = anchored_start_ ? 0 : closure_[0];
     if (!has_optional_) {
