@@ -183,6 +183,8 @@ int cmd_status(const options& opts) {
   std::printf("http: %llu requests, %llu errors\n",
               static_cast<unsigned long long>(http.value("requests", uint64_t{0})),
               static_cast<unsigned long long>(http.value("errors", uint64_t{0})));
+  std::printf("run host: %llu runs remembered for the agent hosts that started them\n",
+              static_cast<unsigned long long>(m["run_host"].value("hosted_runs", uint64_t{0})));
   return 0;
 }
 

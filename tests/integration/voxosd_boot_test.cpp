@@ -39,6 +39,7 @@ TEST_CASE("voxosd boots on embedded defaults as scripts/run starts it") {
   CHECK(ctl.wait() == 0);
   CHECK(ctl.output().find("actors running: ") != std::string::npos);
   CHECK(ctl.output().find("run_host") != std::string::npos);
+  CHECK(ctl.output().find("run host: 0 runs remembered") != std::string::npos);
 
   test::child_process ping{{VOXOSCTL_PATH, "ping"}, dir.str(), (dir.path() / "ping.log").string()};
   CHECK(ping.wait_for_line("pong from node"));
