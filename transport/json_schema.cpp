@@ -161,7 +161,7 @@ public:
   [[gnu::always_inline]] int find(std::string_view key) const noexcept {
     if (perfect_) {
       const perfect_slot* slot = find_perfect(key);
-      return slot ? slot->idx : -1;
+      return slot ? static_cast<int>(slot->entry - entries_.data()) : -1;
     }
     if (mask_ == 0)
       return -1;
@@ -223,7 +223,8 @@ private:
     // (an empty slot has size 0 and a head no key of size 0 has)
     if (slot.head != head || slot.tail != tail || slot.size != key.size())
       return nullptr;
-    if (key.size() > 16 && !same_bytes(slot.data + 8, key.data() + 8, key.size() - 16))
+    if (key.size() > 16
+        && !same_bytes(slot.entry->name.data() + 8, key.data() + 8, key.size() - 16))
       return nullptr;
     return &slot;
   }
@@ -259,9 +260,7 @@ private:
     uint64_t head = 1; ///< (empty: no key of size 0 has this head)
     uint64_t tail = 0;
     uint64_t size = 0;
-    const char* data = nullptr;
     const name_entry* entry = nullptr;
-    int32_t idx = -1;
   };
   bool perfect_ = false;
   uint64_t multiplier_ = 0;
@@ -903,9 +902,7 @@ bool name_table::seal_perfect() {
         slot.head = heads[idx];
         slot.tail = tails[idx];
         slot.size = entries_[idx].name.size();
-        slot.data = entries_[idx].name.data();
         slot.entry = &entries_[idx];
-        slot.idx = static_cast<int32_t>(idx);
       }
       multiplier_ = multiplier;
       shift_ = shift;
@@ -1380,13 +1377,17 @@ private:
     out = found->get<double>();
   }
 
-  /// What bounds a std::regex pattern's matching work: an estimate of the
+  /// What one walk over a pattern for std::regex finds: an estimate of the
   /// automaton states libstdc++ makes of it (one per atom, group and
   /// repetition, times every count of the repetitions around it: it expands
-  /// `{n,m}` into m copies; saturated), and whether it has a lookahead.
+  /// `{n,m}` into m copies; saturated), whether it has a lookahead, its
+  /// largest repetition count (capped past max_regex_repeat) and whether it
+  /// has a `\p` or `\P` escape.
   struct regex_cost {
     uint64_t states = 0;
     bool lookahead = false;
+    uint64_t largest_count = 0;
+    bool property_escape = false;
   };
   static regex_cost regex_cost_of(const std::string& source) {
     static constexpr uint64_t saturated = uint64_t{1} << 48;
@@ -1413,15 +1414,21 @@ private:
       top.total = add(top.total - top.last, repeated);
       top.last = repeated;
     };
+    // an escape at `pos`: steps over it
+    auto escape = [&](size_t& pos) {
+      if (pos + 1 < source.size() && (source[pos + 1] == 'p' || source[pos + 1] == 'P'))
+        out.property_escape = true;
+      ++pos;
+    };
     for (size_t pos = 0; pos < source.size(); ++pos) {
       char c = source[pos];
       if (c == '\\') {
-        ++pos;
+        escape(pos);
         atom(1);
       } else if (c == '[') {
         for (++pos; pos < source.size() && source[pos] != ']'; ++pos)
           if (source[pos] == '\\')
-            ++pos;
+            escape(pos);
         atom(1);
       } else if (c == '(') {
         if (source.compare(pos, 3, "(?=") == 0 || source.compare(pos, 3, "(?!") == 0)
@@ -1449,6 +1456,7 @@ private:
           } else {
             number = std::min<uint64_t>(number * 10 + static_cast<uint64_t>(source[at] - '0'),
                                         max_regex_repeat + 1);
+            out.largest_count = std::max(out.largest_count, number);
           }
         }
         if (at < source.size() && source[at] == '}') {
@@ -1473,46 +1481,24 @@ private:
     if (out.simple)
       return out;
     // std::regex reads `\p` as a plain 'p': a property escape it would
-    // misread is refused (escaped backslashes skipped). Its parser overflows
-    // on a repetition count past 64 bits: one over max_regex_repeat (beyond
-    // its automaton's state cap anyway) is refused first.
-    bool in_class = false;
-    for (size_t pos = 0; pos < source.size(); ++pos) {
-      char c = source[pos];
-      if (c == '\\' && pos + 1 < source.size()) {
-        if (source[pos + 1] == 'p' || source[pos + 1] == 'P') {
-          fail(path, "unsupported Unicode property escape (\\p{...} is supported with a "
-                     "General_Category value, outside classes, in a pattern of at most 63 "
-                     "positions)");
-          return std::nullopt;
-        }
-        ++pos;
-      } else if (c == '[' || c == ']') {
-        in_class = c == '[';
-      } else if (c == '{' && !in_class) {
-        // {n}, {n,} or {n,m}: each number at most max_regex_repeat
-        uint64_t number = 0;
-        for (size_t at = pos + 1; at < source.size(); ++at) {
-          char digit = source[at];
-          if (digit == ',') {
-            number = 0;
-            continue;
-          }
-          if (digit < '0' || digit > '9')
-            break;
-          number = number * 10 + static_cast<uint64_t>(digit - '0');
-          if (number > max_regex_repeat) {
-            fail(path, "a repetition bound over " + std::to_string(max_regex_repeat)
-                         + " in a pattern this validator hands to std::regex");
-            return std::nullopt;
-          }
-        }
-      }
+    // misread is refused. Its parser overflows on a repetition count past
+    // 64 bits: one over max_regex_repeat (beyond its automaton's state cap
+    // anyway) is refused first.
+    auto cost = regex_cost_of(source);
+    if (cost.property_escape) {
+      fail(path, "unsupported Unicode property escape (\\p{...} is supported with a "
+                 "General_Category value, outside classes, in a pattern of at most 63 "
+                 "positions)");
+      return std::nullopt;
+    }
+    if (cost.largest_count > max_regex_repeat) {
+      fail(path, "a repetition bound over " + std::to_string(max_regex_repeat)
+                   + " in a pattern this validator hands to std::regex");
+      return std::nullopt;
     }
     // Every state may be active at each step (a whole match starts a thread
     // at every position): the work is bounded by states x text. A lookahead
     // scans on from each position it is tried at: squared.
-    auto cost = regex_cost_of(source);
     uint64_t per_byte = cost.states * 2 + 2; // (libstdc++ makes about twice the estimate)
     uint64_t longest = max_regex_steps / per_byte;
     if (cost.lookahead)
@@ -2284,7 +2270,7 @@ bool enum_contains(const schema_node& node, element value) {
   if (node.enum_all_strings) {
     if (value.type() != element_type::STRING)
       return false;
-    return node.enum_strings.find(value.string()) >= 0;
+    return node.enum_strings.find_entry(value.string()) != nullptr;
   }
   return std::any_of(node.enum_values->begin(), node.enum_values->end(),
                      [&](const json& candidate) { return equal(value, candidate); });
@@ -2333,18 +2319,11 @@ constexpr std::array<uint8_t, 128> kind_type_bits = [] {
   return bits;
 }();
 
-/// `type_matches` from the value's tape character, without its element_type.
-inline bool tape_type_matches(uint8_t types, char tape_type, element value) {
+/// Whether `value`, whose tape character is `tape_type`, has one of `types`.
+inline bool type_matches(uint8_t types, char tape_type, element value) {
   if (types & kind_type_bits[static_cast<uint8_t>(tape_type) & 127])
     return true;
   return tape_type == 'd' && (types & detail::type_integer)
-         && (type_bits(value) & detail::type_integer);
-}
-
-inline bool type_matches(uint8_t types, element_type kind, element value) {
-  if (types & kind_type_bits[static_cast<uint8_t>(kind) & 127])
-    return true;
-  return kind == element_type::DOUBLE && (types & detail::type_integer)
          && (type_bits(value) & detail::type_integer);
 }
 
@@ -2355,7 +2334,7 @@ template <class Fail>
 [[gnu::always_inline]] inline bool scalar_keywords(const schema_node& node, element value,
                                                    element_type kind, Fail&& fail) {
   // type, enum, const
-  if (node.types && !type_matches(node.types, kind, value) && !fail(failing::type))
+  if (node.types && !type_matches(node.types, value.tape_type(), value) && !fail(failing::type))
     return false;
   if (node.enum_values && !enum_contains(node, value) && !fail(failing::enum_))
     return false;
@@ -2407,11 +2386,11 @@ template <class Fail>
   char tape_type = value.tape_type();
   switch (node.leaf) {
   case detail::leaf_shape::types:
-    return tape_type_matches(node.types, tape_type, value);
+    return type_matches(node.types, tape_type, value);
   case detail::leaf_shape::string_enum:
-    return tape_type == '"' && node.enum_strings.find(value.string()) >= 0;
+    return tape_type == '"' && node.enum_strings.find_entry(value.string()) != nullptr;
   case detail::leaf_shape::bounded: {
-    if (!tape_type_matches(node.types, tape_type, value))
+    if (!type_matches(node.types, tape_type, value))
       return false;
     if (tape_type != 'l' && tape_type != 'u' && tape_type != 'd')
       return true;
