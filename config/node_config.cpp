@@ -42,6 +42,17 @@
   } while (false)
 
 namespace voxos {
+
+held_limits held_limits_of(const http_config& http) {
+  unsigned workers = std::max(http.threads, 2u);
+  held_limits out;
+  out.total = http.max_held_requests != 0 ? std::min(http.max_held_requests, workers - 1)
+                                          : std::max(workers - 2, 1u);
+  out.per_tenant = http.max_held_per_tenant != 0 ? std::min(http.max_held_per_tenant, out.total)
+                                                 : std::max(out.total / 2, 1u);
+  return out;
+}
+
 namespace {
 
 using json = nlohmann::json;
@@ -499,15 +510,19 @@ bool is_log_level(const std::string& text) {
 constexpr const char* bind_expectation = "an IPv4 or IPv6 address literal or \"localhost\"";
 
 status parse_http(const object_reader& in, http_config& out) {
-  VOXOS_RETURN_IF_ERROR(
-    in.allow_only({"bind", "port", "public_base_url", "max_body_bytes", "threads"}));
+  VOXOS_RETURN_IF_ERROR(in.allow_only({"bind", "port", "public_base_url", "max_body_bytes",
+                                       "threads", "max_held_requests", "max_held_per_tenant"}));
   VOXOS_RETURN_IF_ERROR(in.string("bind", out.bind, is_bind_address, bind_expectation));
   VOXOS_RETURN_IF_ERROR(in.integer("port", 0, 65535, out.port));
   VOXOS_RETURN_IF_ERROR(
     in.string("public_base_url", out.public_base_url, is_base_url,
               "an absolute http or https URL without user info, query or fragment"));
   VOXOS_RETURN_IF_ERROR(in.integer("max_body_bytes", 1024, 64 * 1024 * 1024, out.max_body_bytes));
-  VOXOS_RETURN_IF_ERROR(in.integer("threads", 1, 256, out.threads));
+  VOXOS_RETURN_IF_ERROR(in.integer("threads", 2, 256, out.threads));
+  // (the bounds of each depend on the one before it)
+  VOXOS_RETURN_IF_ERROR(in.integer("max_held_requests", 1, out.threads - 1, out.max_held_requests));
+  VOXOS_RETURN_IF_ERROR(
+    in.integer("max_held_per_tenant", 1, held_limits_of(out).total, out.max_held_per_tenant));
   return status::ok();
 }
 
@@ -691,7 +706,9 @@ json to_json(const node_config& cfg) {
                      {"port", cfg.http.port},
                      {"public_base_url", cfg.http.public_base_url},
                      {"max_body_bytes", cfg.http.max_body_bytes},
-                     {"threads", cfg.http.threads}};
+                     {"threads", cfg.http.threads},
+                     {"max_held_requests", held_limits_of(cfg.http).total},
+                     {"max_held_per_tenant", held_limits_of(cfg.http).per_tenant}};
   doc["caf"] = json{{"bind", cfg.caf.bind},
                     {"port", cfg.caf.port},
                     {"scheduler_threads", cfg.caf.scheduler_threads},

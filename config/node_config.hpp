@@ -24,8 +24,27 @@ struct http_config {
   uint16_t port = 7100; ///< 0 picks a free port
   std::string public_base_url = "http://localhost:7100";
   std::size_t max_body_bytes = 1024 * 1024; ///< 1 MiB; 1 KiB .. 64 MiB
-  unsigned threads = 8;                     ///< 1 .. 256
+  unsigned threads = 8;                     ///< 2 .. 256
+  /// Requests that may hold a worker thread while they wait (activity
+  /// streams, tool-call rounds), so that the other workers stay free for
+  /// short requests (health, admin, configuration). 0: threads - 2, at least
+  /// 1 (6 on the defaults); else 1 .. threads - 1. Past it: unavailable (503).
+  unsigned max_held_requests = 0;
+  /// Of those, at most this many for one tenant, so that no tenant holds them
+  /// all. 0: half of max_held_requests, at least 1 (3 on the defaults); else
+  /// 1 .. max_held_requests. Past it: too_many_requests (429).
+  unsigned max_held_per_tenant = 0;
 };
+
+/// The bounds on held requests a node runs with.
+struct held_limits {
+  unsigned total = 0;
+  unsigned per_tenant = 0;
+};
+
+/// `http`'s held-request bounds: derived where 0, and kept within their
+/// ranges (a configuration built in code is not parsed).
+held_limits held_limits_of(const http_config& http);
 
 /// How the run host is published on the CAF network. `plain`: caf::io, no
 /// encryption, no peer authentication (loopback and trusted networks).

@@ -46,6 +46,8 @@ std::string_view to_string(errc code) noexcept {
     return "internal";
   case errc::rejected:
     return "rejected";
+  case errc::too_many_requests:
+    return "too_many_requests";
   }
   return "internal";
 }

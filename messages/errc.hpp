@@ -31,6 +31,7 @@ enum class errc : uint8_t {
   unavailable,            ///< a component is not running or timed out
   internal,               ///< a broken invariant; details go to the log, never to clients
   rejected,               ///< the server refused the request's content (HTTP 400/422)
+  too_many_requests,      ///< the caller already has as many of these in progress as it may
 };
 
 /// The stable snake_case name of `code`, e.g. "body_too_large".

@@ -137,6 +137,8 @@ std::pair<errc, std::string> error_for_status(int http_status, std::size_t max_b
     return {errc::unsupported_media_type, "unsupported media type"};
   case 416:
     return {errc::out_of_range, "requested range not satisfiable"};
+  case 429:
+    return {errc::too_many_requests, "too many requests"};
   case 503:
     return {errc::unavailable, "service unavailable"};
   default:
@@ -201,6 +203,8 @@ int http_status_of(errc code) noexcept {
     return 413;
   case errc::unsupported_media_type:
     return 415;
+  case errc::too_many_requests:
+    return 429;
   case errc::rejected:
     return 502; // an MCP server refused what we sent it
   case errc::data_dir_locked:

@@ -1,7 +1,6 @@
 #include "actors/http_api/http_api.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -12,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "actors/http_api/held_requests.hpp"
 #include "actors/metrics/node_metrics.hpp"
 #include "config/log.hpp"
 #include "messages/error.hpp"
@@ -285,17 +285,26 @@ public:
 
   node_metrics* metrics() const noexcept { return ctx_.metrics; }
 
+  /// A hold on a worker for a request of `tenant` that waits (a stream, a
+  /// round); when refused, the refusal is written and the hold is empty.
+  held_requests::hold hold_worker(httplib::Response& res, const tenant_actor& tenant) {
+    auto taken = held_->take(tenant.id());
+    if (taken)
+      return std::move(*taken);
+    res.set_header("Retry-After", "1");
+    write_error(res, taken.error().code(), taken.error().message());
+    return nullptr;
+  }
+
 private:
   http_api_context ctx_;
-  /// Activity streams open now (each holds one HTTP worker thread).
-  std::atomic<int> streams_{0};
+  std::shared_ptr<held_requests> held_ = std::make_shared<held_requests>(ctx_.held, ctx_.metrics);
 };
 
 /// GET /v1/runs/{run}/events: the run's tool activity as server-sent events
 /// ("event: activity", data one JSON event of run.hpp), a ": keepalive"
 /// comment after 15 s without one, and "event: end" when the run ends.
-/// Each open stream holds one HTTP worker thread: at most
-/// max_activity_streams at once (unavailable beyond).
+/// Each open stream holds one HTTP worker thread (see held_requests).
 ///
 /// `hold`: the stream is the run's host's hold on it. Keepalives come every
 /// run.host_keepalive_ms, and a stream that breaks before the run ended (a
@@ -304,14 +313,11 @@ private:
 /// its reset), so within about twice the keepalive.
 void http_api::routes::stream_activity(httplib::Response& res, const tenant_actor& tenant,
                                        const std::string& run_id, bool hold) {
-  constexpr int max_activity_streams = 4;
   auto keepalive = hold ? std::chrono::milliseconds{ctx_.host_keepalive_ms}
                         : std::chrono::milliseconds{std::chrono::seconds(15)};
-  if (streams_.fetch_add(1) >= max_activity_streams) {
-    --streams_;
-    write_error(res, errc::unavailable, "too many activity streams are open");
+  auto worker = hold_worker(res, tenant);
+  if (!worker)
     return;
-  }
   auto listener = std::make_shared<caf::scoped_actor>(*ctx_.sys);
   caf::error failure;
   bool listening = false;
@@ -320,7 +326,6 @@ void http_api::routes::stream_activity(httplib::Response& res, const tenant_acto
               caf::actor_cast<caf::actor>(*listener))
     .receive([&](bool) { listening = true; }, [&](caf::error& err) { failure = std::move(err); });
   if (!listening) {
-    --streams_;
     send_error(res, failure);
     return;
   }
@@ -345,8 +350,7 @@ void http_api::routes::stream_activity(httplib::Response& res, const tenant_acto
         caf::after(keepalive) >> [&] { chunk = ": keepalive\n\n"; });
       return sink.write(chunk.data(), chunk.size());
     },
-    [this, hold, ended, tenant, run_id](bool) {
-      --streams_;
+    [worker, hold, ended, tenant, run_id](bool) {
       if (hold && !*ended)
         caf::anon_send(tenant, cancel_atom::value, run_atom::value, run_id);
     });
@@ -589,6 +593,10 @@ void http_api::routes::install_tenant_config(httplib::Server& srv) {
                write_error(res, calls.error().code(), calls.error().message());
                return;
              }
+             // (a round may take up to round_wait: its worker is held till then)
+             auto worker = hold_worker(res, t);
+             if (!worker)
+               return;
              auto [outputs, err] = ask_within<std::vector<tool_output>>(
                *ctx_.sys, caf::duration{ctx_.round_wait}, t, tool_atom::value,
                std::string{req.matches[1]}, std::move(*calls));

@@ -39,6 +39,8 @@ struct http_api_context {
   uint32_t host_keepalive_ms = 1'000;        ///< run.host_keepalive_ms
   /// How long a tool-calls request waits for its round (round_wait_of).
   std::chrono::milliseconds round_wait{round_wait_of(run_config{})};
+  /// Bounds on requests that hold a worker while they wait (held_requests).
+  held_limits held = held_limits_of(http_config{});
 };
 
 /// The route table. Owned by the node; must outlive the server's handlers

@@ -125,6 +125,12 @@ std::string node_metrics::prometheus(int64_t running_actors) const {
   counter(out, "voxos_http_requests_total", "HTTP API requests answered.", http_requests.load());
   counter(out, "voxos_http_errors_total", "HTTP API responses with status >= 400.",
           http_errors.load());
+  header(out, "voxos_http_held_requests", "gauge",
+         "HTTP requests holding a worker thread while they wait (streams, tool-call rounds).");
+  out += "voxos_http_held_requests " + std::to_string(http_held_requests.load()) + "\n";
+  counter(out, "voxos_http_held_refused_total",
+          "HTTP requests refused because the node or their tenant held as many as allowed.",
+          http_held_refused.load());
   header(out, "voxos_run_host_hosted_runs", "gauge",
          "Runs the CAF run host remembers for the agent hosts that started them.");
   out += "voxos_run_host_hosted_runs " + std::to_string(hosted_runs.load()) + "\n";
@@ -158,7 +164,11 @@ nlohmann::json node_metrics::snapshot(int64_t running_actors) const {
       {"write_batches", write_batches.load()},
       {"sync_mean_us", mean(sync_latency)},
       {"append_mean_us", mean(append_latency)}}},
-    {"http", {{"requests", http_requests.load()}, {"errors", http_errors.load()}}},
+    {"http",
+     {{"requests", http_requests.load()},
+      {"errors", http_errors.load()},
+      {"held_requests", http_held_requests.load()},
+      {"held_refused", http_held_refused.load()}}},
     {"run_host", {{"hosted_runs", hosted_runs.load()}}},
   };
 }

@@ -66,6 +66,10 @@ public:
   // -- HTTP API ------------------------------------------------------------
   std::atomic<uint64_t> http_requests{0};
   std::atomic<uint64_t> http_errors{0}; ///< responses with status >= 400
+  /// Requests holding a worker thread while they wait (activity streams,
+  /// tool-call rounds), and those refused for want of a held slot.
+  std::atomic<uint64_t> http_held_requests{0};
+  std::atomic<uint64_t> http_held_refused{0};
 
   // -- CAF run host --------------------------------------------------------
   /// Runs the run host remembers for the agent hosts that started them (to

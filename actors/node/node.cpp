@@ -257,6 +257,7 @@ result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_sec
   ctx.admin_token_hash = digest::sha256_hex(secrets.admin_token);
   ctx.host_keepalive_ms = cfg.run.host_keepalive_ms;
   ctx.round_wait = round_wait_of(cfg.run);
+  ctx.held = held_limits_of(cfg.http);
   auto* raw = state.get();
   ctx.node_info = [raw] {
     return nlohmann::json{

@@ -180,9 +180,11 @@ int cmd_status(const options& opts) {
   std::printf("  mean sync %.0f us, mean append %.0f us\n", es.value("sync_mean_us", 0.0),
               es.value("append_mean_us", 0.0));
   auto& http = m["http"];
-  std::printf("http: %llu requests, %llu errors\n",
+  std::printf("http: %llu requests, %llu errors; %llu held waiting now, %llu refused a hold\n",
               static_cast<unsigned long long>(http.value("requests", uint64_t{0})),
-              static_cast<unsigned long long>(http.value("errors", uint64_t{0})));
+              static_cast<unsigned long long>(http.value("errors", uint64_t{0})),
+              static_cast<unsigned long long>(http.value("held_requests", uint64_t{0})),
+              static_cast<unsigned long long>(http.value("held_refused", uint64_t{0})));
   std::printf("run host: %llu runs remembered for the agent hosts that started them\n",
               static_cast<unsigned long long>(m["run_host"].value("hosted_runs", uint64_t{0})));
   return 0;

@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -117,6 +118,8 @@ void check_defaults(const node_config& cfg) {
   CHECK(cfg.http.public_base_url == def.http.public_base_url);
   CHECK(cfg.http.max_body_bytes == def.http.max_body_bytes);
   CHECK(cfg.http.threads == def.http.threads);
+  CHECK(voxos::held_limits_of(cfg.http).total == 6);
+  CHECK(voxos::held_limits_of(cfg.http).per_tenant == 3);
   CHECK(cfg.caf.bind == def.caf.bind);
   CHECK(cfg.caf.port == def.caf.port);
   CHECK(cfg.caf.scheduler_threads == def.caf.scheduler_threads);
@@ -149,7 +152,9 @@ TEST_CASE("the default document names every key and parses back to the defaults"
   for (const char* key : {"profile", "data_dir", "log_level", "http", "caf", "event_store",
                           "secrets", "mcp", "run", "registered_urls"})
     CHECK_MESSAGE(doc.contains(key), key);
-  CHECK(doc["http"].size() == 5);
+  CHECK(doc["http"].size() == 7);
+  CHECK(doc["http"]["max_held_requests"] == 6);
+  CHECK(doc["http"]["max_held_per_tenant"] == 3);
   CHECK(doc["caf"].size() == 5); // bind, port, scheduler_threads, transport, tls
   CHECK(doc["event_store"].size() == 3);
   CHECK(doc["secrets"].size() == 2);
@@ -193,6 +198,42 @@ TEST_CASE("a full document sets every entry") {
   CHECK(cfg->registered_urls[0].url == "http://127.0.0.1:3001/mcp?x=1");
   CHECK(cfg->registered_urls[0].purpose == "mcp");
   CHECK(cfg->registered_urls[1].purpose == "oauth_issuer");
+}
+
+TEST_CASE("requests held waiting are bounded below the HTTP workers, and per tenant") {
+  // Derived from the workers: two kept for short requests, half for one tenant.
+  const std::tuple<unsigned, unsigned, unsigned> derived[] = {
+    {2, 1, 1}, {3, 1, 1}, {4, 2, 1}, {8, 6, 3}, {256, 254, 127}};
+  for (auto [threads, total, per_tenant] : derived) {
+    auto cfg = parse_config(R"({"http": {"threads": )" + std::to_string(threads) + "}}");
+    REQUIRE(cfg.is_ok());
+    CAPTURE(threads);
+    CHECK(voxos::held_limits_of(cfg->http).total == total);
+    CHECK(voxos::held_limits_of(cfg->http).per_tenant == per_tenant);
+  }
+  auto set = parse_config(
+    R"({"http": {"threads": 16, "max_held_requests": 15, "max_held_per_tenant": 15}})");
+  REQUIRE(set.is_ok());
+  CHECK(voxos::held_limits_of(set->http).total == 15);
+  CHECK(voxos::held_limits_of(set->http).per_tenant == 15);
+  // Every worker held, or a tenant's share past the node's: refused.
+  CHECK(parse_failure(R"({"http": {"threads": 16, "max_held_requests": 16}})")
+        == "http.max_held_requests: expected an integer from 1 to 15");
+  CHECK(parse_failure(R"({"http": {"max_held_requests": 0}})")
+        == "http.max_held_requests: expected an integer from 1 to 7");
+  CHECK(parse_failure(R"({"http": {"max_held_requests": 4, "max_held_per_tenant": 5}})")
+        == "http.max_held_per_tenant: expected an integer from 1 to 4");
+  CHECK(parse_failure(R"({"http": {"threads": 4, "max_held_per_tenant": 3}})")
+        == "http.max_held_per_tenant: expected an integer from 1 to 2");
+  CHECK(parse_failure(R"({"http": {"threads": 1}})")
+        == "http.threads: expected an integer from 2 to 256");
+  // A configuration built in code is kept within the same bounds.
+  voxos::http_config built;
+  built.threads = 4;
+  built.max_held_requests = 9;
+  built.max_held_per_tenant = 9;
+  CHECK(voxos::held_limits_of(built).total == 3);
+  CHECK(voxos::held_limits_of(built).per_tenant == 3);
 }
 
 TEST_CASE("the mcp section bounds every deadline and size") {
@@ -247,7 +288,7 @@ TEST_CASE("a value of the wrong type names its key and what was expected") {
   CHECK(parse_failure(R"({"http": {"port": 7100.5}})")
         == "http.port: expected an integer from 0 to 65535");
   CHECK(parse_failure(R"({"http": {"threads": true}})")
-        == "http.threads: expected an integer from 1 to 256");
+        == "http.threads: expected an integer from 2 to 256");
   CHECK(parse_failure(R"({"event_store": {"sync": "yes"}})")
         == "event_store.sync: expected true or false");
   CHECK(parse_failure(R"({"http": 7100})") == "http: expected an object");
@@ -266,7 +307,7 @@ TEST_CASE("an out-of-range value names its key and its bounds") {
   CHECK(parse_failure(R"({"http": {"max_body_bytes": 67108865}})")
         == "http.max_body_bytes: expected an integer from 1024 to 67108864");
   CHECK(parse_failure(R"({"http": {"threads": 0}})")
-        == "http.threads: expected an integer from 1 to 256");
+        == "http.threads: expected an integer from 2 to 256");
   CHECK(parse_failure(R"({"caf": {"scheduler_threads": 65}})")
         == "caf.scheduler_threads: expected an integer from 1 to 64");
   CHECK(parse_failure(R"({"event_store": {"max_batch_events": 0}})")

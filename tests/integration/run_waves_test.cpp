@@ -12,6 +12,7 @@
 #include <httplib.h>
 
 #include "support/run_fixture.hpp"
+#include "support/stream_reader.hpp"
 
 using namespace voxos;
 using nlohmann::json;
@@ -193,56 +194,14 @@ TEST_CASE("cancelling a run cancels every call in flight at the peer") {
   CHECK(f.submit(run_id, sleep_calls(1, 1)).status == 404);
 }
 
-namespace {
-
-/// Reads a run's activity stream on its own thread until `stop(events so
-/// far)` says so; then closes the connection (the client goes away).
-struct stream_reader {
-  int status = 0;
-  std::string events;
-  std::thread thread;
-
-  template <class Stop>
-  stream_reader(test::run_fixture& f, const std::string& target, Stop stop) {
-    std::promise<void> opened;
-    auto head = opened.get_future();
-    thread = std::thread{[this, &f, target, stop, opened = std::move(opened)]() mutable {
-      httplib::Client cli{"127.0.0.1", f.node->get().http_port()};
-      cli.set_read_timeout(60);
-      bool told = false;
-      cli.Get(
-        target.c_str(), {{"Authorization", "Bearer " + f.token}},
-        [&](const httplib::Response& res) {
-          status = res.status;
-          told = true;
-          opened.set_value();
-          return true;
-        },
-        [&](const char* data, std::size_t len) {
-          events.append(data, len);
-          return !stop(events);
-        });
-      if (!told)
-        opened.set_value();
-    }};
-    head.wait();
-  }
-  ~stream_reader() {
-    if (thread.joinable())
-      thread.join();
-  }
-};
-
-} // namespace
-
 TEST_CASE("a host holding the activity stream that goes away has its run cancelled") {
   test::run_fixture f;
   auto run_id = f.start_run();
   REQUIRE(test::reset_peer_stats(f.peer->port()));
   CHECK(f.node->call("GET", "/v1/runs/" + run_id + "/events?hold=2", f.token).status == 400);
   std::atomic<bool> leave{false};
-  stream_reader host{f, "/v1/runs/" + run_id + "/events?hold=1",
-                     [&](const std::string&) { return leave.load(); }};
+  test::stream_reader host{*f.node, f.token, "/v1/runs/" + run_id + "/events?hold=1",
+                           [&](const std::string&) { return leave.load(); }};
   REQUIRE(host.status == 200);
   auto calls = sleep_calls(8, 20'000);
   test::http_reply answered;
@@ -264,9 +223,10 @@ TEST_CASE("a listener that is not the host can go away without ending the run") 
   auto run_id = f.start_run();
   {
     // Leaves at the round's first event; the writes that follow fail.
-    stream_reader watcher{f, "/v1/runs/" + run_id + "/events", [](const std::string& events) {
-                            return events.find("event: activity") != std::string::npos;
-                          }};
+    test::stream_reader watcher{*f.node, f.token, "/v1/runs/" + run_id + "/events",
+                                [](const std::string& events) {
+                                  return events.find("event: activity") != std::string::npos;
+                                }};
     REQUIRE(watcher.status == 200);
     auto first = f.submit(run_id, sleep_calls(2, 1));
     REQUIRE_MESSAGE(first.status == 200, first.raw);

@@ -44,7 +44,7 @@ public:
     cfg.data_dir = dir_.str();
     cfg.http.port = 0;
     cfg.caf.port = 0;
-    cfg.http.threads = 4;
+    cfg.http.threads = 8; // (six may wait on rounds and streams, three for one tenant)
     cfg.http.max_body_bytes = 64 * 1024;
     cfg.log_level = "error";
     cfg.registered_urls = registered_;

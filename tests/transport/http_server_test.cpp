@@ -382,9 +382,11 @@ TEST_CASE("http_status_of maps every error code") {
     {errc::config_invalid, 500},
     {errc::unavailable, 503},
     {errc::internal, 500},
+    {errc::rejected, 502},
+    {errc::too_many_requests, 429},
   };
   // The table covers the whole enum, which starts at 1 and has no gaps.
-  CHECK(std::size(expected) == static_cast<std::size_t>(errc::internal));
+  CHECK(std::size(expected) == static_cast<std::size_t>(errc::too_many_requests));
   for (const auto& [code, http_status] : expected) {
     CAPTURE(voxos::to_string(code));
     CHECK(voxos::http_status_of(code) == http_status);

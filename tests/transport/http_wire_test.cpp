@@ -192,7 +192,7 @@ TEST_CASE("interim 1xx answers are passed over") {
   CHECK(body == "{\"a\":1}");
 }
 
-TEST_CASE("answers share one kept-alive connection; one closed by the server is replaced") {
+TEST_CASE("answers share one kept-alive connection, and one closed by the server is replaced") {
   scripted_server server{{{ok_json("[1]")}, {ok_json("[2]"), true}, {ok_json("[3]")}}};
   auto client = loopback_client(server.port);
   std::string body;
