@@ -1381,13 +1381,14 @@ private:
   /// automaton states libstdc++ makes of it (one per atom, group and
   /// repetition, times every count of the repetitions around it: it expands
   /// `{n,m}` into m copies; saturated), whether it has a lookahead, its
-  /// largest repetition count (capped past max_regex_repeat) and whether it
-  /// has a `\p` or `\P` escape.
+  /// largest repetition count (capped past max_regex_repeat), whether it
+  /// has a `\p` or `\P` escape and whether it has a decimal escape (`\1`).
   struct regex_cost {
     uint64_t states = 0;
     bool lookahead = false;
     uint64_t largest_count = 0;
     bool property_escape = false;
+    bool decimal_escape = false;
   };
   static regex_cost regex_cost_of(const std::string& source) {
     static constexpr uint64_t saturated = uint64_t{1} << 48;
@@ -1418,6 +1419,8 @@ private:
     auto escape = [&](size_t& pos) {
       if (pos + 1 < source.size() && (source[pos + 1] == 'p' || source[pos + 1] == 'P'))
         out.property_escape = true;
+      if (pos + 1 < source.size() && source[pos + 1] >= '1' && source[pos + 1] <= '9')
+        out.decimal_escape = true;
       ++pos;
     };
     for (size_t pos = 0; pos < source.size(); ++pos) {
@@ -1489,6 +1492,13 @@ private:
       fail(path, "unsupported Unicode property escape (\\p{...} is supported with a "
                  "General_Category value, outside classes, in a pattern of at most 63 "
                  "positions)");
+      return std::nullopt;
+    }
+    // (std::regex, asked for no submatches, refuses backreferences anyway;
+    // its parser reads their number into an int64 that a long one overflows)
+    if (cost.decimal_escape) {
+      fail(path, "a backreference or other decimal escape (\\1 ...), which this validator "
+                 "does not support");
       return std::nullopt;
     }
     if (cost.largest_count > max_regex_repeat) {

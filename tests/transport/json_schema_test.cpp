@@ -241,6 +241,19 @@ TEST_CASE("a length limit written as ^X{m,n}$ counts code points, whatever its b
   CHECK(errors.errors[0].constraint.find("does not match") != std::string::npos);
 }
 
+TEST_CASE("a pattern with a backreference is refused when compiled, however long its number") {
+  // (std::regex's parser overflowed reading a long one, found by the fuzzer)
+  std::string long_number = "(?=.*\\" + std::string(90, '6') + "b)";
+  for (const std::string& pattern : {std::string{"(a)\\1"}, std::string{"(a)[\\1]"}, long_number}) {
+    CAPTURE(pattern);
+    auto refused = compile_schema(json{{"pattern", pattern}}, schema_draft::draft2020_12);
+    REQUIRE_FALSE(refused.is_ok());
+    CHECK(refused.error().message().find("backreference") != std::string::npos);
+  }
+  // \0 is the NUL character, not a backreference
+  CHECK(compile_schema(json{{"pattern", "(a)\\0"}}, schema_draft::draft2020_12).is_ok());
+}
+
 TEST_CASE("a pattern std::regex would expand past the repetition bound is refused when compiled") {
   // (a group keeps these patterns out of the simple subset)
   for (const char* pattern :
