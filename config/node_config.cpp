@@ -519,10 +519,11 @@ status parse_http(const object_reader& in, http_config& out) {
               "an absolute http or https URL without user info, query or fragment"));
   VOXOS_RETURN_IF_ERROR(in.integer("max_body_bytes", 1024, 64 * 1024 * 1024, out.max_body_bytes));
   VOXOS_RETURN_IF_ERROR(in.integer("threads", 2, 256, out.threads));
-  // (the bounds of each depend on the one before it)
-  VOXOS_RETURN_IF_ERROR(in.integer("max_held_requests", 1, out.threads - 1, out.max_held_requests));
+  // (the bounds of each depend on the one before it; 0 derives it from them,
+  // so that a printed default document keeps deriving when threads change)
+  VOXOS_RETURN_IF_ERROR(in.integer("max_held_requests", 0, out.threads - 1, out.max_held_requests));
   VOXOS_RETURN_IF_ERROR(
-    in.integer("max_held_per_tenant", 1, held_limits_of(out).total, out.max_held_per_tenant));
+    in.integer("max_held_per_tenant", 0, held_limits_of(out).total, out.max_held_per_tenant));
   return status::ok();
 }
 
@@ -707,8 +708,8 @@ json to_json(const node_config& cfg) {
                      {"public_base_url", cfg.http.public_base_url},
                      {"max_body_bytes", cfg.http.max_body_bytes},
                      {"threads", cfg.http.threads},
-                     {"max_held_requests", held_limits_of(cfg.http).total},
-                     {"max_held_per_tenant", held_limits_of(cfg.http).per_tenant}};
+                     {"max_held_requests", cfg.http.max_held_requests},
+                     {"max_held_per_tenant", cfg.http.max_held_per_tenant}};
   doc["caf"] = json{{"bind", cfg.caf.bind},
                     {"port", cfg.caf.port},
                     {"scheduler_threads", cfg.caf.scheduler_threads},

@@ -24,14 +24,16 @@ struct http_config {
   uint16_t port = 7100; ///< 0 picks a free port
   std::string public_base_url = "http://localhost:7100";
   std::size_t max_body_bytes = 1024 * 1024; ///< 1 MiB; 1 KiB .. 64 MiB
-  unsigned threads = 8;                     ///< 2 .. 256
+  /// 2 .. 256. Mostly blocked, so cheap: a run its host drives over HTTP
+  /// holds up to two while it waits (its activity stream, a round).
+  unsigned threads = 32;
   /// Requests that may hold a worker thread while they wait (activity
   /// streams, tool-call rounds), so that the other workers stay free for
   /// short requests (health, admin, configuration). 0: threads - 2, at least
-  /// 1 (6 on the defaults); else 1 .. threads - 1. Past it: unavailable (503).
+  /// 1 (30 on the defaults); else 1 .. threads - 1. Past it: unavailable (503).
   unsigned max_held_requests = 0;
   /// Of those, at most this many for one tenant, so that no tenant holds them
-  /// all. 0: half of max_held_requests, at least 1 (3 on the defaults); else
+  /// all. 0: half of max_held_requests, at least 1 (15 on the defaults); else
   /// 1 .. max_held_requests. Past it: too_many_requests (429).
   unsigned max_held_per_tenant = 0;
 };

@@ -10,6 +10,7 @@ held_requests::held_requests(held_limits limits, node_metrics* metrics)
     : limits_(limits), metrics_(metrics) {}
 
 result<held_requests::hold> held_requests::take(uint64_t tenant) {
+  auto self = shared_from_this(); // (the hold keeps this table alive until given back)
   {
     std::lock_guard<std::mutex> guard{mutex_};
     unsigned& mine = by_tenant_[tenant];
@@ -18,25 +19,26 @@ result<held_requests::hold> held_requests::take(uint64_t tenant) {
       ++total_;
       if (metrics_)
         metrics_->http_held_requests.fetch_add(1, std::memory_order_relaxed);
-      // (the deleter keeps this table alive until the hold is given back)
-      return hold{this,
-                  [self = shared_from_this(), tenant](const void*) { self->give_back(tenant); }};
+    } else {
+      bool tenant_full = mine >= limits_.per_tenant;
+      if (mine == 0)
+        by_tenant_.erase(tenant);
+      if (metrics_)
+        metrics_->http_held_refused.fetch_add(1, std::memory_order_relaxed);
+      if (tenant_full)
+        return status::error(errc::too_many_requests,
+                             "this tenant already has " + std::to_string(limits_.per_tenant)
+                               + " requests waiting on the node (activity streams and tool-call "
+                                 "rounds; http.max_held_per_tenant); retry when one has ended");
+      return status::error(errc::unavailable,
+                           "the node already has " + std::to_string(limits_.total)
+                             + " requests waiting (activity streams and tool-call rounds; "
+                               "http.max_held_requests); retry later");
     }
-    bool tenant_full = mine >= limits_.per_tenant;
-    if (mine == 0)
-      by_tenant_.erase(tenant);
-    if (metrics_)
-      metrics_->http_held_refused.fetch_add(1, std::memory_order_relaxed);
-    if (tenant_full)
-      return status::error(errc::too_many_requests,
-                           "this tenant already has " + std::to_string(limits_.per_tenant)
-                             + " requests waiting on the node (activity streams and tool-call "
-                               "rounds; http.max_held_per_tenant); retry when one has ended");
   }
-  return status::error(errc::unavailable,
-                       "the node already has " + std::to_string(limits_.total)
-                         + " requests waiting (activity streams and tool-call rounds; "
-                           "http.max_held_requests); retry later");
+  // (built outside the lock: should it fail to allocate, its deleter gives
+  // the slot back at once, which takes the lock)
+  return hold{this, [self = std::move(self), tenant](const void*) { self->give_back(tenant); }};
 }
 
 void held_requests::give_back(uint64_t tenant) {

@@ -24,7 +24,8 @@ class node_metrics;
 
 class held_requests : public std::enable_shared_from_this<held_requests> {
 public:
-  /// `metrics` (optional) gets the held gauge and the refused counter.
+  /// `metrics` (optional) gets the held gauge and the refused counter. Made
+  /// with std::make_shared: each hold keeps its table alive.
   explicit held_requests(held_limits limits, node_metrics* metrics = nullptr);
   held_requests(const held_requests&) = delete;
   held_requests& operator=(const held_requests&) = delete;

@@ -631,6 +631,12 @@ void http_api::routes::install_tenant_config(httplib::Server& srv) {
              }));
   srv.Get(path("/v1/runs/{}/events", id),
           tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+            // (httplib hands HEAD to GET routes: a HEAD would open a stream
+            // that is never read, and with hold=1 cancel the run as it ends)
+            if (req.method == "HEAD") {
+              write_error(res, errc::method_not_allowed, "read the activity stream with GET");
+              return;
+            }
             auto hold = req.get_param_value("hold");
             if (!hold.empty() && hold != "0" && hold != "1") {
               write_error(res, errc::out_of_range, "hold must be 0 or 1");

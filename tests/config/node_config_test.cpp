@@ -118,8 +118,8 @@ void check_defaults(const node_config& cfg) {
   CHECK(cfg.http.public_base_url == def.http.public_base_url);
   CHECK(cfg.http.max_body_bytes == def.http.max_body_bytes);
   CHECK(cfg.http.threads == def.http.threads);
-  CHECK(voxos::held_limits_of(cfg.http).total == 6);
-  CHECK(voxos::held_limits_of(cfg.http).per_tenant == 3);
+  CHECK(voxos::held_limits_of(cfg.http).total == 30);
+  CHECK(voxos::held_limits_of(cfg.http).per_tenant == 15);
   CHECK(cfg.caf.bind == def.caf.bind);
   CHECK(cfg.caf.port == def.caf.port);
   CHECK(cfg.caf.scheduler_threads == def.caf.scheduler_threads);
@@ -153,8 +153,9 @@ TEST_CASE("the default document names every key and parses back to the defaults"
                           "secrets", "mcp", "run", "registered_urls"})
     CHECK_MESSAGE(doc.contains(key), key);
   CHECK(doc["http"].size() == 7);
-  CHECK(doc["http"]["max_held_requests"] == 6);
-  CHECK(doc["http"]["max_held_per_tenant"] == 3);
+  CHECK(doc["http"]["threads"] == 32);
+  CHECK(doc["http"]["max_held_requests"] == 0); // derived, also when threads change
+  CHECK(doc["http"]["max_held_per_tenant"] == 0);
   CHECK(doc["caf"].size() == 5); // bind, port, scheduler_threads, transport, tls
   CHECK(doc["event_store"].size() == 3);
   CHECK(doc["secrets"].size() == 2);
@@ -218,13 +219,18 @@ TEST_CASE("requests held waiting are bounded below the HTTP workers, and per ten
   CHECK(voxos::held_limits_of(set->http).per_tenant == 15);
   // Every worker held, or a tenant's share past the node's: refused.
   CHECK(parse_failure(R"({"http": {"threads": 16, "max_held_requests": 16}})")
-        == "http.max_held_requests: expected an integer from 1 to 15");
-  CHECK(parse_failure(R"({"http": {"max_held_requests": 0}})")
-        == "http.max_held_requests: expected an integer from 1 to 7");
+        == "http.max_held_requests: expected an integer from 0 to 15");
+  CHECK(parse_failure(R"({"http": {"max_held_requests": -1}})")
+        == "http.max_held_requests: expected an integer from 0 to 31");
+  auto derived_again =
+    parse_config(R"({"http": {"threads": 4, "max_held_requests": 0, "max_held_per_tenant": 0}})");
+  REQUIRE(derived_again.is_ok());
+  CHECK(voxos::held_limits_of(derived_again->http).total == 2);
+  CHECK(voxos::held_limits_of(derived_again->http).per_tenant == 1);
   CHECK(parse_failure(R"({"http": {"max_held_requests": 4, "max_held_per_tenant": 5}})")
-        == "http.max_held_per_tenant: expected an integer from 1 to 4");
+        == "http.max_held_per_tenant: expected an integer from 0 to 4");
   CHECK(parse_failure(R"({"http": {"threads": 4, "max_held_per_tenant": 3}})")
-        == "http.max_held_per_tenant: expected an integer from 1 to 2");
+        == "http.max_held_per_tenant: expected an integer from 0 to 2");
   CHECK(parse_failure(R"({"http": {"threads": 1}})")
         == "http.threads: expected an integer from 2 to 256");
   // A configuration built in code is kept within the same bounds.

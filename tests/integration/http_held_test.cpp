@@ -109,6 +109,22 @@ TEST_CASE("waiting requests are bounded per tenant and in all, and the rest of t
   CHECK(held_comes_to(*f.node, 0));
 }
 
+TEST_CASE("a HEAD of the activity stream is refused and neither holds nor cancels the run") {
+  test::run_fixture f{[](node_config& cfg) { cfg.http.threads = 4; }};
+  auto run_id = f.start_run();
+  httplib::Client cli{"127.0.0.1", f.node->get().http_port()};
+  auto head = cli.Head(("/v1/runs/" + run_id + "/events?hold=1").c_str(),
+                       {{"Authorization", "Bearer " + f.token}});
+  REQUIRE(head);
+  CHECK(head->status == 405);
+  CHECK(held_status(*f.node)["held_requests"] == 0);
+  // The run goes on (a hold=1 stream that ended unread would have cancelled it).
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto answered = f.submit(run_id, one_echo());
+  REQUIRE_MESSAGE(answered.status == 200, answered.raw);
+  CHECK(answered.body["outputs"][0]["status"] == "ok");
+}
+
 TEST_CASE("a stream refused for a run that is not the tenant's holds nothing") {
   test::run_fixture f{[](node_config& cfg) { cfg.http.threads = 4; }};
   for (int attempt = 0; attempt < 3; ++attempt)

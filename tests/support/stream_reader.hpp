@@ -1,10 +1,13 @@
 // Reads a run's activity stream (GET /v1/runs/{run}/events) on a thread of
 // its own: the constructor returns once the response head arrived (or the
-// request failed), the destructor once the stream ended.
+// request failed); the destructor closes the connection if the stream is
+// still open (the client goes away; a failed check never waits on a stream
+// that does not end) and returns once the thread ended.
 #pragma once
 
 #include <functional>
 #include <future>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -25,12 +28,11 @@ struct stream_reader {
                 std::function<bool(const std::string&)> stop) {
     std::promise<void> opened;
     auto head = opened.get_future();
-    thread = std::thread{[this, port = node.get().http_port(), token, target, stop,
-                          opened = std::move(opened)]() mutable {
-      httplib::Client cli{"127.0.0.1", port};
-      cli.set_read_timeout(60);
+    client = std::make_unique<httplib::Client>("127.0.0.1", node.get().http_port());
+    client->set_read_timeout(60);
+    thread = std::thread{[this, token, target, stop, opened = std::move(opened)]() mutable {
       bool told = false;
-      cli.Get(
+      client->Get(
         target.c_str(), {{"Authorization", "Bearer " + token}},
         [&](const httplib::Response& res) {
           status = res.status;
@@ -50,9 +52,13 @@ struct stream_reader {
   stream_reader(const stream_reader&) = delete;
   stream_reader& operator=(const stream_reader&) = delete;
   ~stream_reader() {
+    client->stop();
     if (thread.joinable())
       thread.join();
   }
+
+private:
+  std::unique_ptr<httplib::Client> client;
 };
 
 } // namespace voxos::test
