@@ -130,10 +130,7 @@ TEST_CASE("a pattern matched by std::regex takes polynomial time on a text it ba
   auto nested = compile_ok(json{{"pattern", "^(a+)+$"}});
   CHECK_FALSE(validate(nested, json(std::string(40, 'a') + "!")).is_valid());
   CHECK(validate(nested, json(std::string(40, 'a'))).is_valid());
-  // back-references, which need backtracking, are refused when compiled
-  auto backref = compile_schema(json{{"pattern", "^(a)\\1$"}}, schema_draft::draft2020_12);
-  REQUIRE_FALSE(backref.is_ok());
-  CHECK(backref.error().message().find("regular expression") != std::string::npos);
+  // (back-references, which need backtracking, are refused when compiled: below)
 }
 
 TEST_CASE("a std::regex pattern is matched in one pass, and its work is bounded") {
@@ -242,7 +239,8 @@ TEST_CASE("a length limit written as ^X{m,n}$ counts code points, whatever its b
 }
 
 TEST_CASE("a pattern with a backreference is refused when compiled, however long its number") {
-  // (std::regex's parser overflowed reading a long one, found by the fuzzer)
+  // Back-references need backtracking. (std::regex's parser overflowed
+  // reading a long one, found by the fuzzer.)
   std::string long_number = "(?=.*\\" + std::string(90, '6') + "b)";
   for (const std::string& pattern : {std::string{"(a)\\1"}, std::string{"(a)[\\1]"}, long_number}) {
     CAPTURE(pattern);
