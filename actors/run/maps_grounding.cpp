@@ -40,6 +40,10 @@ bool has_control_char(std::string_view text) {
   });
 }
 
+bool is_ascii_letter(char ch) {
+  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+}
+
 bool is_blank(std::string_view text) {
   return std::all_of(text.begin(), text.end(), [](char ch) { return ch == ' '; });
 }
@@ -273,13 +277,20 @@ result<json> normalize_weather(const json& doc) {
 
 bool is_credential_key(const std::string& key) {
   static constexpr std::string_view exact[] = {
-    "key",    "sig",     "auth",      "authorization", "pwd", "jwt",
-    "bearer", "session", "sessionid", "session_id",    "sid",
+    "sig",     "auth",      "authorization", "pwd", "jwt",  "bearer",
+    "session", "sessionid", "session_id",    "sid", "code", "ak",
   };
   static constexpr std::string_view parts[] = {
-    "token",   "secret",    "passw",      "apikey",     "api_key",
-    "api-key", "signature", "credential", "access_key", "private_key",
+    "token", "secret",    "pass",       "apikey",     "api_key",     "api-key",
+    "oauth", "signature", "credential", "access_key", "private_key",
   };
+  // "key" as the name's last word: key, client_key, license-key, api key
+  // (not monkey or turkey)
+  static constexpr std::string_view key_word = "key";
+  if (key.size() >= key_word.size()
+      && key.compare(key.size() - key_word.size(), key_word.size(), key_word) == 0
+      && (key.size() == key_word.size() || !is_ascii_letter(key[key.size() - key_word.size() - 1])))
+    return true;
   if (std::find(std::begin(exact), std::end(exact), key) != std::end(exact))
     return true;
   return std::any_of(std::begin(parts), std::end(parts),
@@ -293,9 +304,10 @@ int hex_value(char ch) {
   return ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
 }
 
-/// A query field name percent-decoded ('+' as a space) and ASCII-lowercased.
+/// A query field's name or value percent-decoded ('+' as a space) and
+/// ASCII-lowercased.
 /// parse_url has already checked that every '%' has two hex digits.
-std::string decoded_key(std::string_view raw) {
+std::string decoded(std::string_view raw) {
   std::string out;
   out.reserve(raw.size());
   for (std::size_t pos = 0; pos < raw.size(); ++pos) {
@@ -314,7 +326,20 @@ std::string decoded_key(std::string_view raw) {
   return ascii_lowered(out);
 }
 
-bool has_credential_field(std::string_view path_and_query) {
+/// Whether a decoded query value holds another URL (absolute, or
+/// scheme-relative): a Maps destination never needs one, and a Google
+/// redirector (`/url?q=`, a short link's `?link=`) forwards to it.
+bool names_another_url(const std::string& value) {
+  auto start = value.find_first_not_of(" \t");
+  auto is_slash = [](char ch) { return ch == '/' || ch == '\\'; };
+  return value.find("://") != std::string::npos
+         || (start != std::string::npos && start + 1 < value.size() && is_slash(value[start])
+             && is_slash(value[start + 1]));
+}
+
+/// A query field that carries a credential (by its name) or another URL (by
+/// its value).
+bool has_unsafe_field(std::string_view path_and_query) {
   auto query_start = path_and_query.find('?');
   if (query_start == std::string_view::npos)
     return false;
@@ -322,13 +347,26 @@ bool has_credential_field(std::string_view path_and_query) {
   while (!query.empty()) {
     auto end = query.find_first_of("&;");
     auto field = query.substr(0, end);
-    if (is_credential_key(decoded_key(field.substr(0, field.find('=')))))
+    auto equals = field.find('=');
+    if (is_credential_key(decoded(field.substr(0, equals))))
+      return true;
+    if (equals != std::string_view::npos && names_another_url(decoded(field.substr(equals + 1))))
       return true;
     if (end == std::string_view::npos)
       break;
     query.remove_prefix(end + 1);
   }
   return false;
+}
+
+/// The path without its query.
+std::string_view path_of(std::string_view path_and_query) {
+  return path_and_query.substr(0, path_and_query.find('?'));
+}
+
+/// Whether `path` is `prefix` or starts with `prefix` + "/".
+bool is_under(std::string_view path, std::string_view prefix) {
+  return has_prefix(path, prefix) && (path.size() == prefix.size() || path[prefix.size()] == '/');
 }
 
 /// True for "/maps", "/maps/..." and "/maps?..." on www.google.com and
@@ -339,6 +377,18 @@ bool is_maps_path(std::string_view path_and_query) {
     return false;
   auto rest = path_and_query.substr(maps.size());
   return rest.empty() || rest.front() == '/' || rest.front() == '?';
+}
+
+/// A maps.app.goo.gl short link's path: one code of letters, digits, '-' and
+/// '_' (what the short link resolves to is Google's; a longer path or an
+/// empty one is not a short link).
+bool is_short_link_path(std::string_view path) {
+  if (path.size() < 2 || path.size() > 65 || path.front() != '/')
+    return false;
+  return std::all_of(path.begin() + 1, path.end(), [](char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')
+           || ch == '-' || ch == '_';
+  });
 }
 
 // -- search_places -----------------------------------------------------------------
@@ -419,23 +469,62 @@ std::optional<place_card> card_of(const json& view) {
 
 // -- card selection ------------------------------------------------------------------
 
-/// The first position at which `answer` names or cites `card`, if any.
-std::optional<std::size_t> mention_of(std::string_view answer, std::string_view lowered_answer,
-                                      const place_card& card) {
-  std::optional<std::size_t> first;
-  auto consider = [&](std::size_t pos) {
-    if (pos != std::string_view::npos && (!first || pos < *first))
-      first = pos;
-  };
-  if (card.title.size() >= min_named_title_bytes)
-    consider(lowered_answer.find(ascii_lowered(card.title)));
-  if (!card.place_id.empty())
-    consider(answer.find(card.place_id));
-  if (!card.place_url.empty())
-    consider(answer.find(card.place_url));
-  if (!card.directions_url.empty())
-    consider(answer.find(card.directions_url));
-  return first;
+/// Bytes that continue a word: ASCII letters and digits, and any byte of a
+/// multibyte UTF-8 character (a letter there is never split).
+bool is_word_byte(char ch) {
+  return is_ascii_letter(ch) || (ch >= '0' && ch <= '9') || static_cast<unsigned char>(ch) >= 0x80;
+}
+
+/// Where a title occurs in an answer, both lowered.
+struct title_span {
+  std::size_t start;
+  std::size_t end;
+  std::size_t candidate_idx;
+};
+
+/// The first `max_title_occurrences` whole-word occurrences of `title` in
+/// `text` (a title that starts or ends with a word byte needs a non-word
+/// byte, or the text's edge, on that side).
+void add_title_spans(std::string_view text, std::string_view title, std::size_t candidate_idx,
+                     std::vector<title_span>& out) {
+  bool word_start = is_word_byte(title.front());
+  bool word_end = is_word_byte(title.back());
+  std::size_t found = 0;
+  for (auto pos = text.find(title); pos != std::string_view::npos && found < max_title_occurrences;
+       pos = text.find(title, pos + 1)) {
+    std::size_t end = pos + title.size();
+    if ((word_start && pos > 0 && is_word_byte(text[pos - 1]))
+        || (word_end && end < text.size() && is_word_byte(text[end])))
+      continue;
+    out.push_back({pos, end, candidate_idx});
+    ++found;
+  }
+}
+
+/// The Maps URLs an answer quotes, normalised (supported_maps_url), with
+/// where each starts: a run of URL characters from "https://" (any case),
+/// read as it is and without trailing sentence punctuation (either may be
+/// the URL meant). At most `max_cited_urls`.
+std::vector<std::pair<std::size_t, std::string>> cited_urls(std::string_view lowered_answer,
+                                                            std::string_view answer) {
+  static constexpr std::string_view scheme = "https://";
+  static constexpr std::string_view url_bytes =
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    "0123456789-._~:/?#[]@!$&'()*+,;=%";
+  std::vector<std::pair<std::size_t, std::string>> out;
+  for (auto pos = lowered_answer.find(scheme);
+       pos != std::string_view::npos && out.size() < max_cited_urls;
+       pos = lowered_answer.find(scheme, pos + scheme.size())) {
+    auto end = answer.find_first_not_of(url_bytes, pos);
+    auto url = answer.substr(pos, end == std::string_view::npos ? answer.size() - pos : end - pos);
+    if (auto whole = supported_maps_url(url))
+      out.emplace_back(pos, std::move(*whole));
+    auto last = url.find_last_not_of(".,;:!?)]'");
+    if (last != std::string_view::npos && last + 1 < url.size())
+      if (auto trimmed = supported_maps_url(url.substr(0, last + 1)))
+        out.emplace_back(pos, std::move(*trimmed));
+  }
+  return out;
 }
 
 } // namespace
@@ -453,10 +542,15 @@ std::optional<std::string> supported_maps_url(std::string_view url) {
   const auto& target = *parsed;
   if (target.scheme != "https" || target.port != 443 || target.kind != parsed_url::host_kind::name)
     return std::nullopt;
-  bool supported_host = target.host == "maps.google.com" || target.host == "maps.app.goo.gl"
-                        || ((target.host == "www.google.com" || target.host == "google.com")
-                            && is_maps_path(target.path_and_query));
-  if (!supported_host || has_credential_field(target.path_and_query))
+  std::string_view path = path_of(target.path_and_query);
+  bool supported = false;
+  if (target.host == "maps.google.com")
+    supported = !is_under(path, "/url") && !is_under(path, "/maps/url");
+  else if (target.host == "maps.app.goo.gl")
+    supported = is_short_link_path(path);
+  else if (target.host == "www.google.com" || target.host == "google.com")
+    supported = is_maps_path(target.path_and_query) && !is_under(path, "/maps/url");
+  if (!supported || has_unsafe_field(target.path_and_query))
     return std::nullopt;
   return normalised(target);
 }
@@ -515,17 +609,60 @@ std::vector<place_card> select_cards(std::string_view answer_text,
       if (candidates.size() < max_candidate_cards && candidate_ids.insert(card.place_id).second)
         candidates.push_back(&card);
 
-  // Named or cited places, by first mention.
+  // Named or cited places, by first mention. A name inside a longer name
+  // that the answer uses there ("Louvre" in "Musée du Louvre") does not count.
   struct mention {
     std::size_t pos;
     std::size_t title_bytes;
     std::size_t candidate_idx;
   };
   auto lowered_answer = ascii_lowered(answer_text);
+  std::vector<title_span> spans;
+  for (std::size_t candidate_idx = 0; candidate_idx < candidates.size(); ++candidate_idx) {
+    const auto& title = candidates[candidate_idx]->title;
+    if (title.size() >= min_named_title_bytes)
+      add_title_spans(lowered_answer, ascii_lowered(title), candidate_idx, spans);
+  }
+  std::sort(spans.begin(), spans.end(), [](const title_span& lhs, const title_span& rhs) {
+    return lhs.start != rhs.start ? lhs.start < rhs.start : lhs.end > rhs.end;
+  });
+  std::vector<std::optional<std::size_t>> first(candidates.size());
+  auto consider = [&](std::size_t candidate_idx, std::size_t pos) {
+    auto& at = first[candidate_idx];
+    if (!at || pos < *at)
+      at = pos;
+  };
+  // (spans starting no later, ending no earlier and longer contain a span;
+  // identical spans, the same name, do not)
+  std::size_t reach = 0; // furthest end of the spans before the current group
+  for (std::size_t group = 0; group < spans.size();) {
+    std::size_t next = group;
+    while (next < spans.size() && spans[next].start == spans[group].start
+           && spans[next].end == spans[group].end)
+      ++next;
+    if (reach < spans[group].end)
+      for (std::size_t idx = group; idx < next; ++idx)
+        consider(spans[idx].candidate_idx, spans[idx].start);
+    reach = std::max(reach, spans[group].end);
+    group = next;
+  }
+  auto urls = cited_urls(lowered_answer, answer_text);
+  for (std::size_t candidate_idx = 0; candidate_idx < candidates.size(); ++candidate_idx) {
+    const place_card& card = *candidates[candidate_idx];
+    if (auto pos = answer_text.find(card.place_id);
+        !card.place_id.empty() && pos != std::string_view::npos)
+      consider(candidate_idx, pos);
+    for (const auto& [pos, url] : urls)
+      if (url == card.place_url || url == card.directions_url) {
+        consider(candidate_idx, pos);
+        break;
+      }
+  }
   std::vector<mention> mentions;
   for (std::size_t candidate_idx = 0; candidate_idx < candidates.size(); ++candidate_idx)
-    if (auto pos = mention_of(answer_text, lowered_answer, *candidates[candidate_idx]))
-      mentions.push_back({*pos, candidates[candidate_idx]->title.size(), candidate_idx});
+    if (first[candidate_idx])
+      mentions.push_back(
+        {*first[candidate_idx], candidates[candidate_idx]->title.size(), candidate_idx});
   std::sort(mentions.begin(), mentions.end(), [](const mention& lhs, const mention& rhs) {
     if (lhs.pos != rhs.pos)
       return lhs.pos < rhs.pos;

@@ -130,6 +130,10 @@ inline constexpr std::size_t max_cards = 6;
 inline constexpr std::size_t min_named_title_bytes = 3;
 /// Distinct cards `select_cards` considers across all searches.
 inline constexpr std::size_t max_candidate_cards = 256;
+/// Occurrences of one title `select_cards` looks at (the first ones), and
+/// Maps URLs it reads from one answer: bounds on the work one answer costs.
+inline constexpr std::size_t max_title_occurrences = 16;
+inline constexpr std::size_t max_cited_urls = 64;
 
 /// Normalises the arguments of a Grounding Lite call (see the contract
 /// above). For `tool` == "lookup_weather": the object to send, or the status
@@ -176,22 +180,31 @@ result<place_cards> place_cards_from_result(std::string_view call_tool_result_js
 ///   - https only; no user info; no fragment; port 443 only; a host name,
 ///     never an address literal; parse_url's syntax rules (at most 2048
 ///     bytes, RFC 3986 characters, no dot segments);
-///   - host `maps.google.com` or `maps.app.goo.gl` (any path), or
-///     `www.google.com` / `google.com` with the path "/maps" or "/maps/...";
+///   - host `maps.google.com` (any path but Google's redirector, "/url" and
+///     "/maps/url"), `maps.app.goo.gl` with one short code as its path
+///     ("/" + 1..64 letters, digits, '-', '_'), or `www.google.com` /
+///     `google.com` with the path "/maps" or "/maps/..." (not "/maps/url");
 ///     nothing else (no country domains, no look-alike suffixes);
 ///   - no query field whose name, percent-decoded and ASCII-lowercased, looks
-///     like a credential: exactly key, sig, auth, authorization, pwd, jwt,
-///     bearer, session, sessionid, session_id, sid; or containing token,
-///     secret, passw, apikey, api_key, api-key, signature, credential,
-///     access_key, private_key. ("authuser", Google's account index, is fine.)
+///     like a credential: exactly sig, auth, authorization, pwd, jwt, bearer,
+///     session, sessionid, session_id, sid, code, ak; "key" as its last word
+///     (key, client_key, api-key; not monkey); or containing token, secret,
+///     pass, apikey, oauth, signature, credential, access_key, private_key.
+///     ("authuser", Google's account index, is fine.)
+///   - no query value that, decoded, holds another URL ("://", or starting
+///     with two slashes or backslashes): a Maps destination never needs one,
+///     and a redirector forwards to it (`?link=`, `?q=`).
 std::optional<std::string> supported_maps_url(std::string_view url);
 
 /// The cards an answer receives: at most `max_cards`, without repeating a
 /// place ID.
 ///  1. Places the answer names or cites, in the order they first appear: a
-///     name is the title as an ASCII-case-insensitive substring (titles of at
-///     least `min_named_title_bytes`); a citation is the exact place ID,
-///     place URL or directions URL. Ties at one position go to the longer
+///     name is the title as whole words, ASCII-case-insensitive (titles of
+///     at least `min_named_title_bytes`; "Bar" is not named by "Barcelona"),
+///     and not inside a longer title the answer uses at that place ("Louvre"
+///     in "Musée du Louvre"); a citation is the exact place ID, or a Maps URL
+///     in the answer whose normalised form (supported_maps_url) is the
+///     card's place or directions URL. Ties at one position go to the longer
 ///     title, then the more recent search.
 ///  2. Then cards of the most recent search (`searches.back()`), in its order.
 /// `searches`: the cards of each successful search_places call of the turn,

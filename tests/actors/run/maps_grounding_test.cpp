@@ -404,6 +404,8 @@ TEST_CASE("Maps URLs must be https on a supported Maps host and path") {
          "https://www.google.com/maps",
          "https://google.com/maps/search/?api=1&query=Louvre",
          "https://maps.app.goo.gl/abc123",
+         "https://maps.app.goo.gl/Ab-c_123?g_st=ic",
+         "https://maps.google.com/maps?q=Louvre",
        })
     CHECK_MESSAGE(supported_maps_url(url).has_value(), url);
 
@@ -433,6 +435,18 @@ TEST_CASE("Maps URLs must be https on a supported Maps host and path") {
          "https://maps.google.com/ ?cid=1",
          "https://maps.google.com\\@evil.example/",
          "",
+         // Google's redirectors: a Maps host that forwards to any site
+         "https://maps.app.goo.gl/?link=https://evil.example",
+         "https://maps.app.goo.gl/abc?link=https%3A%2F%2Fevil.example",
+         "https://maps.app.goo.gl/",
+         "https://maps.app.goo.gl/abc/def",
+         "https://maps.google.com/url?q=https://evil.example/&sa=D",
+         "https://maps.google.com/url/x",
+         "https://www.google.com/maps/url?q=https://evil.example",
+         "https://google.com/maps/url",
+         "https://www.google.com/maps/search/?api=1&query=%2F%2Fevil.example",
+         "https://www.google.com/maps/search/?api=1&query=%5C%5Cevil.example",
+         "https://maps.google.com/?q=HTTPS%3A%2F%2Fevil.example",
        })
     CHECK_FALSE_MESSAGE(supported_maps_url(url).has_value(), url);
 }
@@ -472,10 +486,18 @@ TEST_CASE("Maps URLs with credential-like query fields are refused") {
                             "cid=1;token=x",
                             "private_key=x",
                             "aws_access_key=x",
-                            "jwt=x"})
+                            "jwt=x",
+                            "client_key=x",
+                            "license-key=x",
+                            "map+key=x",
+                            "passcode=x",
+                            "code=x",
+                            "oauth_verifier=x",
+                            "ak=x"})
     CHECK_FALSE_MESSAGE(supported_maps_url("https://maps.google.com/?" + query).has_value(), query);
-  for (std::string query : {"cid=1", "api=1&destination=x", "authuser=0", "query=key", "q=token",
-                            "keyword=x", "monkey=1", "g_mp=abc", "entry=ttu"})
+  for (std::string query :
+       {"cid=1", "api=1&destination=x", "authuser=0", "query=key", "q=token", "keyword=x",
+        "monkey=1", "g_mp=abc", "entry=ttu", "query=Rue%20de%20Rivoli", "query=a/b"})
     CHECK_MESSAGE(supported_maps_url("https://www.google.com/maps/search/?" + query).has_value(),
                   query);
 }
@@ -735,6 +757,49 @@ TEST_CASE("a cited place id or URL counts as naming the place") {
   auto answer = "See " + older[1].place_url + " and place ChIJcited.";
   auto out = select_cards(answer, {older, recent});
   CHECK(ids_of(out) == std::vector<std::string>{"ChIJurl", "ChIJcited", "ChIJr1"});
+}
+
+TEST_CASE("a title counts as named only as whole words") {
+  std::vector<place_card> older = {card("ChIJinn", "Inn"), card("ChIJbar", "Bar")};
+  std::vector<place_card> recent;
+  for (int idx = 1; idx <= 6; ++idx)
+    recent.push_back(card("ChIJr" + std::to_string(idx), "Recent " + std::to_string(idx)));
+  auto out = select_cards("After dinner in Barcelona, see the Recent 1.", {older, recent});
+  CHECK(ids_of(out)
+        == std::vector<std::string>{"ChIJr1", "ChIJr2", "ChIJr3", "ChIJr4", "ChIJr5", "ChIJr6"});
+  // punctuation and the text's edges are boundaries; a letter of a
+  // multibyte character is not
+  CHECK(ids_of(select_cards("Bar, then (inn).", {older}))
+        == std::vector<std::string>{"ChIJbar", "ChIJinn"});
+  CHECK(select_cards("Bar\xc3\xa9 and \xc3\xa9Inn", {older, {}}).empty());
+}
+
+TEST_CASE("a title inside a longer title the answer uses is not a mention") {
+  std::vector<place_card> older = {card("ChIJshort", "Louvre")};
+  std::vector<place_card> recent = {card("ChIJlong", "Musée du Louvre"),
+                                    card("ChIJr1", "Recent One")};
+  auto out = select_cards("Start at the Musée du Louvre.", {older, recent});
+  CHECK(ids_of(out) == std::vector<std::string>{"ChIJlong", "ChIJr1"});
+  // named on its own elsewhere, it counts from there
+  out = select_cards("The Musée du Louvre, then the Louvre gardens.", {older, recent});
+  CHECK(ids_of(out) == std::vector<std::string>{"ChIJlong", "ChIJshort", "ChIJr1"});
+}
+
+TEST_CASE("a cited Maps URL counts in any spelling that normalises to the card's") {
+  std::vector<place_card> older = {card("ChIJx1", "Xa"), card("ChIJx2", "Xb"),
+                                   card("ChIJx3", "Xc")};
+  older[0].place_url = *supported_maps_url("https://www.google.com/maps/place/Caf%c3%a9");
+  older[1].place_url = *supported_maps_url("https://maps.google.com/?cid=77");
+  older[2].directions_url = *supported_maps_url("https://www.google.com/maps/dir/?api=1&d=x");
+  std::vector<place_card> recent = {card("ChIJr1", "Recent One")};
+  auto answer = std::string("Directions: HTTPS://WWW.Google.com:443/maps/dir/?api=1&d=x. ")
+                + "Then https://maps.google.com:443?cid=77, and "
+                + "(https://www.google.com/maps/place/Caf%c3%a9).";
+  auto out = select_cards(answer, {older, recent});
+  CHECK(ids_of(out) == std::vector<std::string>{"ChIJx3", "ChIJx2", "ChIJx1", "ChIJr1"});
+  // a URL that is not a supported Maps destination cites nothing
+  CHECK(
+    select_cards("https://maps.google.com/url?q=https://x.example&cid=77", {older, {}}).empty());
 }
 
 TEST_CASE("short titles are not matched as names") {
