@@ -6,8 +6,12 @@
 
 namespace voxos {
 
+bool is_utf8(std::string_view text) {
+  return simdjson::validate_utf8(text.data(), text.size());
+}
+
 void append_json_string(std::string& out, std::string_view text) {
-  if (!simdjson::validate_utf8(text.data(), text.size())) {
+  if (!is_utf8(text)) {
     out += nlohmann::json(std::string{text})
              .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     return;

@@ -8,6 +8,9 @@
 
 namespace voxos {
 
+/// Whether `text` is valid UTF-8 (what a JSON string may hold).
+bool is_utf8(std::string_view text);
+
 /// Appends `text` as a JSON string: quoted; `"`, `\` and control characters
 /// escaped; UTF-8 kept as is. Bytes that are not UTF-8 become U+FFFD (as
 /// nlohmann's `error_handler_t::replace` does), so the output is always

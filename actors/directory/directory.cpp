@@ -11,6 +11,7 @@
 #include "actors/directory/directory_index.hpp"
 #include "actors/metrics/node_metrics.hpp"
 #include "config/clock.hpp"
+#include "config/log.hpp"
 #include "messages/error.hpp"
 #include "storage/digest.hpp"
 #include "storage/directory_projection.hpp"
@@ -36,6 +37,8 @@ struct directory_state {
 };
 
 using self_pointer = directory_actor::stateful_pointer<directory_state>;
+
+constexpr std::string_view log_component = "directory";
 
 /// The tenant actor of `tenant_id`, spawned on first use.
 tenant_actor tenant_of(self_pointer self, const std::string& tenant_id) {
@@ -81,6 +84,26 @@ directory_actor::behavior_type directory_behavior(self_pointer self, event_store
   st.index.emplace(std::move(index));
   st.counters = &metrics->actor("directory");
   st.running.emplace(*st.counters);
+  // A tenant actor that fails (a defect: an exception in a handler) ends
+  // alone. Linked, its exit would end the directory and every other tenant:
+  // the directory forgets it instead, and the next request for the tenant
+  // spawns it again from the store. An exit from anything else ends the
+  // directory as before.
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    auto& tenants = self->state.tenants;
+    for (auto tenant = tenants.begin(); tenant != tenants.end(); ++tenant) {
+      if (tenant->second.address() != msg.source)
+        continue;
+      // (the reason's text is not logged: it may quote what the tenant held)
+      if (msg.reason)
+        log::error(log_component,
+                   "tenant " + tenant->first
+                     + " stopped after a failure; it starts again on its next request");
+      tenants.erase(tenant);
+      return;
+    }
+    self->quit(std::move(msg.reason));
+  });
   auto note = [self] { self->state.counters->on_message(self->mailbox().size()); };
   return {
     [self, note](create_atom, tenant_atom, std::string& name) -> caf::result<tenant_record> {

@@ -83,7 +83,8 @@ result<std::unique_ptr<run_trace>> run_trace::create(const std::string& path) {
 }
 
 void run_trace::line(const json& doc) {
-  out_ << doc.dump() << '\n';
+  // (bytes that are not UTF-8 become U+FFFD: a trace line never ends its run)
+  out_ << doc.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
   out_.flush();
 }
 

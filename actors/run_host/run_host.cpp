@@ -17,6 +17,7 @@
 #include "config/clock.hpp"
 #include "messages/error.hpp"
 #include "storage/digest.hpp"
+#include "transport/json_text.hpp"
 
 namespace voxos {
 
@@ -111,6 +112,27 @@ void with_tenant(self_pointer self, const std::string& token, Promise promise, F
       [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
 }
 
+/// A CAF message's strings are bytes as sent; over HTTP, the JSON parser
+/// refuses bytes that are not UTF-8, and everything behind the tenant (event
+/// records, traces, the model's view) relies on that. The CAF boundary
+/// refuses them the same way: the first field (in the order given) that is
+/// not UTF-8, by name, with errc::bad_json.
+std::optional<caf::error>
+not_utf8(std::initializer_list<std::pair<std::string_view, const std::string*>> fields) {
+  for (const auto& [name, text] : fields)
+    if (!is_utf8(*text))
+      return make_error(errc::bad_json, std::string{name} + ": must be valid UTF-8");
+  return std::nullopt;
+}
+
+std::optional<caf::error> not_utf8(const std::vector<tool_call>& calls) {
+  for (const auto& call : calls)
+    if (auto err = not_utf8(
+          {{"call_id", &call.call_id}, {"name", &call.name}, {"arguments", &call.arguments}}))
+      return err;
+  return std::nullopt;
+}
+
 /// Forgets a run that ended; a host with no run left is no longer watched.
 void forget_run(self_pointer self, const caf::actor_addr& host, const std::string& run_id) {
   auto found = self->state.runs_by_host.find(host);
@@ -198,6 +220,12 @@ run_host_actor::behavior_type run_host_behavior(self_pointer self, directory_act
     [self, note](create_atom, run_atom, const std::string& token,
                  const run_start& req) -> caf::result<run_ticket> {
       note();
+      if (auto err = not_utf8({{"agent_id", &req.agent_id},
+                               {"channel", &req.channel},
+                               {"caller_number", &req.caller_number},
+                               {"chat_id", &req.chat_id},
+                               {"location", &req.location}}))
+        return std::move(*err);
       // Before the promise: making it takes the sender out of the message.
       auto host = caf::actor_cast<caf::actor_addr>(self->current_sender());
       auto promise = self->make_response_promise<run_ticket>();
@@ -219,6 +247,10 @@ run_host_actor::behavior_type run_host_behavior(self_pointer self, directory_act
     [self, note](tool_atom, const std::string& token, const std::string& run_id,
                  std::vector<tool_call>& calls) -> caf::result<std::vector<tool_output>> {
       note();
+      if (auto err = not_utf8({{"run_id", &run_id}}))
+        return std::move(*err);
+      if (auto err = not_utf8(calls))
+        return std::move(*err);
       auto promise = self->make_response_promise<std::vector<tool_output>>();
       with_tenant(self, token, promise,
                   [promise, run_id, calls = std::move(calls)](tenant_actor tenant) mutable {
@@ -230,6 +262,8 @@ run_host_actor::behavior_type run_host_behavior(self_pointer self, directory_act
                  const std::string& user,
                  const std::string& assistant) -> caf::result<std::string> {
       note();
+      if (auto err = not_utf8({{"run_id", &run_id}, {"user", &user}, {"assistant", &assistant}}))
+        return std::move(*err);
       auto promise = self->make_response_promise<std::string>();
       with_tenant(self, token, promise, [promise, run_id, user, assistant](tenant_actor t) mutable {
         promise.delegate(t, turn_atom::value, run_id, user, assistant);
@@ -239,6 +273,8 @@ run_host_actor::behavior_type run_host_behavior(self_pointer self, directory_act
     [self, note](cancel_atom, const std::string& token,
                  const std::string& run_id) -> caf::result<std::string> {
       note();
+      if (auto err = not_utf8({{"run_id", &run_id}}))
+        return std::move(*err);
       // Before the promise: making it takes the sender out of the message.
       auto host = caf::actor_cast<caf::actor_addr>(self->current_sender());
       auto promise = self->make_response_promise<std::string>();
@@ -251,6 +287,8 @@ run_host_actor::behavior_type run_host_behavior(self_pointer self, directory_act
     [self, note](close_atom, const std::string& token,
                  const std::string& run_id) -> caf::result<bool> {
       note();
+      if (auto err = not_utf8({{"run_id", &run_id}}))
+        return std::move(*err);
       // Before the promise: making it takes the sender out of the message.
       auto host = caf::actor_cast<caf::actor_addr>(self->current_sender());
       auto promise = self->make_response_promise<bool>();

@@ -30,6 +30,7 @@
 #include "messages/error.hpp"
 #include "storage/digest.hpp"
 #include "storage/vault.hpp"
+#include "transport/json_text.hpp"
 #include "transport/url_policy.hpp"
 
 namespace voxos {
@@ -1032,6 +1033,8 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
         return make_error(errc::not_found, "no live run with this id for this tenant");
       if (user.size() > max_turn_text_bytes || assistant.size() > max_turn_text_bytes)
         return make_error(errc::out_of_range, "turn: user and assistant text at most 64 KiB each");
+      if (!is_utf8(user) || !is_utf8(assistant))
+        return make_error(errc::bad_json, "turn: user and assistant text must be valid UTF-8");
       auto chat_id = found->second.chat_id;
       auto run = found->second.actor;
       auto turn = ++found->second.turns;

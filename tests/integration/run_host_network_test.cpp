@@ -2,7 +2,8 @@
 // messages): cancelling cancels every call in flight at the SDK-built peer,
 // answers each call id as cancelled, in call order, and the summary counts
 // them; hostile rounds (10,000 calls, a 50 MB argument, repeated call ids,
-// another run's id) get their specific errors and the run goes on; the run
+// another run's id, text that is not UTF-8) get their specific errors and the
+// run goes on; the run
 // host forgets a host's runs that ended another way (its list stays bounded).
 #include <doctest/doctest.h>
 
@@ -64,6 +65,18 @@ struct network_host {
   }
 };
 
+/// The error a request was answered with, or {internal, "answered"} when it
+/// was answered with a `T`.
+template <class T, class Request>
+std::pair<errc, std::string> error_of(Request&& request) {
+  std::pair<errc, std::string> out{errc::internal, "answered"};
+  std::forward<Request>(request).receive([&](const T&) {},
+                                         [&](caf::error& err) {
+                                           out = {code_of(err), message_of(err)};
+                                         });
+  return out;
+}
+
 } // namespace
 
 TEST_CASE("over the CAF network, hostile rounds get their own errors and the run goes on") {
@@ -105,6 +118,48 @@ TEST_CASE("over the CAF network, hostile rounds get their own errors and the run
   auto after = h.round(f, ticket.run_id, {{"next", "echo", R"({"text":"again"})"}});
   REQUIRE(std::holds_alternative<std::vector<tool_output>>(after));
   CHECK(std::get<std::vector<tool_output>>(after)[0].status == "ok");
+}
+
+TEST_CASE("over the CAF network, text that is not UTF-8 is refused by field and the node goes on") {
+  test::run_fixture f;
+  network_host h{f};
+  auto ticket = h.start(f);
+  const std::string bad = "bad \xff text";
+  auto refused = [](const std::pair<errc, std::string>& answer, const std::string& field) {
+    CHECK(answer.first == errc::bad_json);
+    CHECK(answer.second == field + ": must be valid UTF-8");
+  };
+  auto turn = [&](const std::string& user, const std::string& assistant) {
+    return error_of<std::string>((*h.self)->request(
+      h.host, std::chrono::seconds(10), turn_atom::value, f.token, ticket.run_id, user, assistant));
+  };
+  refused(turn(bad, "ok"), "user");
+  refused(turn("ok", bad), "assistant");
+  refused(error_of<run_ticket>((*h.self)->request(
+            h.host, std::chrono::seconds(10), create_atom::value, run_atom::value, f.token,
+            run_start{f.agent_id, "owner_text_chat", "", bad, ""})),
+          "chat_id");
+  refused(error_of<std::string>((*h.self)->request(
+            h.host, std::chrono::seconds(10), cancel_atom::value, f.token, ticket.run_id + bad)),
+          "run_id");
+  auto round_error = [&](const tool_call& call) {
+    auto answer = h.round(f, ticket.run_id, {{"fine", "echo", R"({"text":"a"})"}, call});
+    REQUIRE(std::holds_alternative<std::pair<errc, std::string>>(answer));
+    return std::get<std::pair<errc, std::string>>(answer);
+  };
+  refused(round_error({"id" + bad, "echo", "{}"}), "call_id");
+  refused(round_error({"b", "echo" + bad, "{}"}), "name");
+  refused(round_error({"b", "echo", R"({"text":")" + bad + R"("})"}), "arguments");
+
+  // Nothing was recorded or changed: the run, its tenant and another tenant
+  // answer as before.
+  auto after = h.round(f, ticket.run_id, {{"next", "echo", R"({"text":"again"})"}});
+  REQUIRE(std::holds_alternative<std::vector<tool_output>>(after));
+  CHECK(std::get<std::vector<tool_output>>(after)[0].status == "ok");
+  CHECK(turn("ok", "fine").first == errc::internal); // (answered)
+  auto other = f.node->make_tenant("Globex").second;
+  CHECK(f.node->call("GET", "/v1/agents", other).status == 200);
+  CHECK(f.node->call("GET", "/v1/agents", f.token).status == 200);
 }
 
 TEST_CASE("cancelling a run over the CAF network cancels every call in flight at the peer") {
