@@ -2418,12 +2418,25 @@ template <class Fail>
 constexpr std::string_view too_deep = "schema evaluation exceeds the maximum depth of 256 "
                                       "(recursive $ref?)";
 static_assert(max_validation_depth == 256, "too_deep names the bound");
+constexpr std::string_view too_much_work =
+  "schema evaluation exceeds its work bound (applicators that multiply, such as anyOf or oneOf "
+  "over shared $refs)";
 
 /// State of one validation pass: where errors go (none in the boolean pass)
 /// and the dynamic scope (entered schema resources, outermost first).
 struct eval_context {
   std::vector<schema_error>* errors = nullptr;
   size_t max_errors = all_errors;
+  // Bounds (see max_validation_depth, validation_steps_base): past either,
+  // the pass stops and the document is invalid with `stop_reason`, whatever
+  // the evaluations still open would answer (a `not` would turn a stop into
+  // a pass).
+  uint64_t steps = 0;
+  uint64_t max_steps = validation_steps_base;
+  std::string_view stop_reason;         ///< set: the pass stopped
+  const uint64_t* stop_value = nullptr; ///< where: the value's tape word
+  std::string_view stop_schema_path;    ///< and the schema
+  bool stopped() const noexcept { return !stop_reason.empty(); }
   bool dynamic = false;
   int scope_size = 0;
   std::array<const schema_node*, max_validation_depth + 2> scope;
@@ -2561,6 +2574,9 @@ template <bool Collect>
 [[gnu::noinline]] bool simple_object_valid(eval_context& ctx, const schema_node& node,
                                            detail::tape_object object, const path_link* at,
                                            int depth) {
+  if (ctx.stopped())
+    return false;
+  ctx.steps += object.size_bound();
   uint64_t present = 0;
   bool valid = true;
   for (auto field : object) {
@@ -2665,6 +2681,9 @@ template <bool Collect>
 [[gnu::noinline]] bool simple_array_valid(eval_context& ctx, const schema_node& node,
                                           detail::tape_array array, const path_link* at,
                                           int depth) {
+  if (ctx.stopped())
+    return false;
+  ctx.steps += array.size_bound();
   bool valid = true;
   auto bound = [&](failing keyword) {
     valid = false;
@@ -2721,9 +2740,14 @@ bool all_unique(detail::tape_array array) {
 template <bool Collect>
 bool check(eval_context& ctx, const schema_node& node, element value, const path_link* at,
            annotations* seen, int depth) {
-  if (depth > max_validation_depth) {
+  if (ctx.stopped())
+    return false;
+  if (depth > max_validation_depth || ++ctx.steps > ctx.max_steps) {
+    ctx.stop_reason = depth > max_validation_depth ? too_deep : too_much_work;
+    ctx.stop_value = value.word();
+    ctx.stop_schema_path = node.path;
     if constexpr (Collect)
-      ctx.errors->push_back({to_pointer(at), node.path, too_deep});
+      ctx.errors->push_back({to_pointer(at), node.path, ctx.stop_reason});
     return false;
   }
   if (node.is_leaf) {
@@ -3115,25 +3139,38 @@ result<compiled_schema> compile_schema(const json& schema, schema_draft default_
   return compiled_schema(std::move(store), root_node);
 }
 
-bool is_valid(const compiled_schema& schema, const simdjson::dom::document& instance) {
+/// A pass's context: the schema's dynamic scope, and the work bound for
+/// this document.
+eval_context context_for(const compiled_schema& schema, const detail::tape_document& tape) {
   eval_context ctx;
   ctx.dynamic = schema.root().uses_dynamic_scope;
+  uint64_t words = tape.tape[0] & ((uint64_t{1} << 56) - 1); // (the root word: the tape's size)
+  ctx.max_steps = validation_steps_base + validation_steps_per_word * words;
+  return ctx;
+}
+
+bool is_valid(const compiled_schema& schema, const simdjson::dom::document& instance) {
   detail::tape_document tape{instance};
-  return descend<false>(ctx, schema.root(), element::root(tape), nullptr, 0);
+  eval_context ctx = context_for(schema, tape);
+  return descend<false>(ctx, schema.root(), element::root(tape), nullptr, 0) && !ctx.stopped();
 }
 
 template <class Document, class>
 validation_result validate(const compiled_schema& schema, const Document& instance,
                            size_t max_errors) {
   validation_result out;
-  eval_context ctx;
-  ctx.dynamic = schema.root().uses_dynamic_scope;
   detail::tape_document tape{instance};
+  eval_context ctx = context_for(schema, tape);
   element root = element::root(tape);
   ctx.note_failures = max_errors <= 1;
-  if (descend<false>(ctx, schema.root(), root, nullptr, 0))
+  bool valid = descend<false>(ctx, schema.root(), root, nullptr, 0);
+  if (valid && !ctx.stopped())
     return out;
   out.texts = schema.texts();
+  if (ctx.stopped()) { // the bound is the one error: a second pass would meet it again
+    out.errors.push_back({pointer_to(root, ctx.stop_value), ctx.stop_schema_path, ctx.stop_reason});
+    return out;
+  }
   if (ctx.failed_value) { // the first error, from the note
     out.errors.push_back(first_error(ctx, root));
     return out;
@@ -3144,6 +3181,7 @@ validation_result validate(const compiled_schema& schema, const Document& instan
   ctx.errors = &out.errors;
   ctx.max_errors = std::max<size_t>(max_errors, 1);
   ctx.scope_size = 0;
+  ctx.steps = 0;
   descend<true>(ctx, schema.root(), root, nullptr, 0);
   if (out.errors.empty())
     out.errors.push_back({"", "", "value does not match the schema"});

@@ -31,7 +31,8 @@
 // from the schema may appear, rejected data never does.
 //
 // Bounds: validation stops with an error past `max_validation_depth` nested
-// schema evaluations (a `$ref` cycle that does not consume the instance);
+// schema evaluations (a `$ref` cycle that does not consume the instance) or
+// past its work bound (`validation_steps_base`);
 // JSON text nested deeper than simdjson's limit (1024) is refused as invalid
 // JSON, so no instance recurses deeper than that.
 //
@@ -73,8 +74,20 @@ namespace voxos {
 
 enum class schema_draft : uint8_t { draft7, draft2020_12 };
 
-/// Maximum nesting of schema evaluations during one `validate` call.
+/// Maximum nesting of schema evaluations during one `validate` call. Past
+/// it, the pass stops: the document is invalid with one error saying so
+/// (a `$ref` cycle that does not consume the instance).
 inline constexpr int max_validation_depth = 256;
+/// Work bound of one validation pass: subschema evaluations plus the
+/// members and items walked, at most validation_steps_base +
+/// validation_steps_per_word x (the instance's simdjson tape words, about
+/// one per value). A schema whose applicators multiply (anyOf or oneOf over
+/// $refs to shared subschemas: 2 branches per level take 2^levels steps,
+/// cycle or not) stops there, with one error saying so, instead of running
+/// for ever. An evaluation takes 20-100 ns: the base is tens of
+/// milliseconds at most; ordinary schemas take a few steps per value.
+inline constexpr uint64_t validation_steps_base = uint64_t{1} << 20;
+inline constexpr uint64_t validation_steps_per_word = 16;
 
 /// Largest counted repetition (`{n}`, `{n,m}`) in a pattern that is matched
 /// with std::regex (patterns outside the simple subset, which has 63

@@ -112,6 +112,9 @@ public:
   tape_value container() const noexcept { return open_; }
   Iterator begin() const noexcept { return {open_.document(), open_.word() + 1}; }
   Iterator end() const noexcept { return {open_.document(), open_.after() - 1}; }
+  /// Number of members or items as the tape holds it: exact below
+  /// 0xFFFFFF, that number for more (no walk).
+  size_t size_bound() const noexcept { return (*open_.word() >> 32) & 0xFFFFFF; }
   /// Number of members or items (counted when the tape's count is saturated).
   size_t size() const noexcept {
     size_t count = (*open_.word() >> 32) & 0xFFFFFF;

@@ -105,6 +105,76 @@ TEST_CASE("schema evaluation of a $ref loop that consumes nothing stops at the d
   CHECK(all_text(result).find("maximum depth of 256") != std::string::npos);
 }
 
+/// The result of both entry points on `instance`: is_valid's answer must be
+/// validate's.
+voxos::validation_result validate_both(const voxos::compiled_schema& schema, const json& instance,
+                                       size_t max_errors = voxos::all_errors) {
+  simdjson::dom::parser parser;
+  auto text = instance.dump();
+  REQUIRE_FALSE(parser.parse(text).error());
+  auto result = voxos::validate(schema, parser.doc, max_errors);
+  CHECK(voxos::is_valid(schema, parser.doc) == result.is_valid());
+  return result;
+}
+
+TEST_CASE("a $ref cycle under anyOf, oneOf or not stops the whole pass at the depth bound") {
+  // (each level tries both branches: without the stop, 2^256 evaluations)
+  for (const char* text : {R"({"anyOf": [{"$ref": "#"}, {"$ref": "#"}]})",
+                           R"({"oneOf": [{"$ref": "#"}, {"$ref": "#"}]})",
+                           R"({"type": "object", "anyOf": [{"$ref": "#"}, {"type": "object"}]})",
+                           R"({"not": {"$ref": "#"}})"}) {
+    CAPTURE(text);
+    auto schema = compile_ok(json::parse(text));
+    for (size_t max_errors : {size_t{1}, voxos::all_errors}) {
+      auto result = validate_both(schema, json::object(), max_errors);
+      REQUIRE_FALSE(result.is_valid()); // (a `not` must not turn the stop into a pass)
+      REQUIRE(result.errors.size() == 1);
+      CHECK(result.errors[0].instance_path == "");
+      CHECK(result.errors[0].constraint.find("maximum depth of 256") != std::string_view::npos);
+    }
+  }
+}
+
+TEST_CASE("applicators that multiply without a cycle stop at the work bound") {
+  // a0 .. a(n-1): anyOf over the next level twice; a(n) is `last`: 2^n
+  // evaluations when `last` fails
+  auto levels = [](int count, const json& last) {
+    json defs = json::object();
+    for (int level = 0; level < count; ++level) {
+      std::string next = "#/$defs/a" + std::to_string(level + 1);
+      defs["a" + std::to_string(level)] = {{"anyOf", {{{"$ref", next}}, {{"$ref", next}}}}};
+    }
+    defs["a" + std::to_string(count)] = last;
+    return compile_ok(json{{"$defs", defs}, {"$ref", "#/$defs/a0"}});
+  };
+  auto deep = levels(40, false);
+  for (size_t max_errors : {size_t{1}, voxos::all_errors}) {
+    auto result = validate_both(deep, json{{"x", 1}}, max_errors);
+    REQUIRE_FALSE(result.is_valid());
+    REQUIRE(result.errors.size() == 1);
+    CHECK(result.errors[0].constraint.find("work bound") != std::string_view::npos);
+  }
+  // Shallower, the same shape is evaluated in full: 2^10 steps is no bound.
+  CHECK(validate_both(levels(10, json{{"type", "object"}}), json{{"x", 1}}).is_valid());
+  auto shallow = validate_both(levels(10, false), json{{"x", 1}});
+  REQUIRE_FALSE(shallow.is_valid());
+  CHECK(all_text(shallow).find("work bound") == std::string::npos);
+}
+
+TEST_CASE("a large document within the work bound is validated in full") {
+  // 200,000 items, each through a two-branch anyOf: a few steps per value
+  auto schema = compile_ok(json::parse(
+    R"({"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}})"));
+  json items = json::array();
+  for (int idx = 0; idx < 200'000; ++idx)
+    items.push_back(idx % 2 ? json(idx) : json("s"));
+  CHECK(validate_both(schema, items).is_valid());
+  items.back() = 1.5;
+  auto result = validate_both(schema, items);
+  REQUIRE_FALSE(result.is_valid());
+  CHECK(result.errors[0].instance_path == "/199999");
+}
+
 TEST_CASE("schema compile refuses a bad regex, a wrongly typed keyword and a dangling $ref") {
   auto bad_regex = compile_schema(json{{"pattern", "(unclosed"}}, schema_draft::draft2020_12);
   REQUIRE_FALSE(bad_regex.is_ok());
