@@ -142,6 +142,9 @@ struct tenant_actor_state {
   /// The runs whose actors live (killed when this actor ends), and each
   /// run's id by its actor's id (for their down messages).
   std::shared_ptr<live_run_map> live_runs;
+  /// Starts past their run.max_live_runs check and not yet spawned or
+  /// refused (they wait on the store): counted against the bound too.
+  size_t starting_runs = 0;
   std::unordered_map<caf::actor_id, std::string> run_of_actor;
   /// "<server id>@<cache version>" of caches a run start has already tried
   /// to repair with a live discovery: one try per cache version.
@@ -547,7 +550,7 @@ struct run_start {
 
 /// The refusal of another run when the tenant has run.max_live_runs.
 std::optional<caf::error> too_many_runs(const tenant_actor_state& st) {
-  if (st.live_runs->size() < st.services.run.max_live_runs)
+  if (st.live_runs->size() + st.starting_runs < st.services.run.max_live_runs)
     return std::nullopt;
   return make_error(errc::out_of_range, "this tenant has "
                                           + std::to_string(st.services.run.max_live_runs)
@@ -565,6 +568,9 @@ void start_run(self_pointer self, run_start start, effective_policy snapshot,
     promise.deliver(std::move(*full));
     return;
   }
+  // (the start holds its place under the bound until it is spawned or fails)
+  ++st.starting_runs;
+  auto settled = [self] { --self->state.starting_runs; };
   const auto& ctx = start.ctx;
   auto view = compose_view(snapshot, st.cfg.state, st.view_opts, kind_of(ctx.chan));
   auto view_json = view_to_json(view);
@@ -591,12 +597,13 @@ void start_run(self_pointer self, run_start start, effective_policy snapshot,
     .then(
       [self, promise, answer, composed = std::move(composed), run_id = ctx.run_id,
        chat_id = start.chat_id, snapshot = std::move(snapshot), view = std::move(view),
-       view_json = std::move(view_json)](const append_result&) mutable {
+       view_json = std::move(view_json), settled](const append_result&) mutable {
         remember_run(self, run_id, {snapshot, std::move(view_json)});
         // The run starts once its composition decisions are audited.
         audit(self, "policy.composed", std::move(composed),
               [self, promise, answer, run_id, chat_id, snapshot = std::move(snapshot),
-               view = std::move(view)](bool ok) mutable {
+               view = std::move(view), settled](bool ok) mutable {
+                settled();
                 if (!ok) {
                   promise.deliver(
                     make_error(errc::storage_failure, "the run's decisions were not audited"));
@@ -609,7 +616,10 @@ void start_run(self_pointer self, run_start start, effective_policy snapshot,
                   promise.deliver(answer);
               });
       },
-      [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+      [promise, settled](caf::error& err) mutable {
+        settled();
+        promise.deliver(std::move(err));
+      });
 }
 
 /// Servers of the snapshot to discover before the run is composed: those

@@ -18,6 +18,7 @@
 #include <caf/scoped_actor.hpp>
 
 #include "actors/run_host/run_host.hpp"
+#include "config/node_config.hpp"
 #include "messages/error.hpp"
 #include "support/caf_host.hpp"
 #include "support/run_fixture.hpp"
@@ -160,6 +161,30 @@ TEST_CASE("over the CAF network, text that is not UTF-8 is refused by field and 
   auto other = f.node->make_tenant("Globex").second;
   CHECK(f.node->call("GET", "/v1/agents", other).status == 200);
   CHECK(f.node->call("GET", "/v1/agents", f.token).status == 200);
+}
+
+TEST_CASE("over the CAF network, starts arriving together stay within run.max_live_runs") {
+  test::run_fixture f{[](node_config& cfg) { cfg.run.max_live_runs = 2; }};
+  network_host h{f};
+  // (sent without waiting: each start waits on the store, and each used to
+  // pass the bound's check before any had spawned its run)
+  constexpr int starts = 20;
+  for (int n = 0; n < starts; ++n)
+    (*h.self)->send(h.host, create_atom::value, run_atom::value, f.token,
+                    run_start{f.agent_id, "owner_text_chat", "", "", ""});
+  int started = 0;
+  int refused = 0;
+  for (int n = 0; n < starts; ++n)
+    (*h.self)->receive([&](const run_ticket&) { ++started; },
+                       [&](caf::error& err) {
+                         CHECK(code_of(err) == errc::out_of_range);
+                         CHECK(message_of(err).find("run.max_live_runs") != std::string::npos);
+                         ++refused;
+                       },
+                       caf::after(std::chrono::seconds(60)) >>
+                         [] { FAIL("a start was not answered"); });
+  CHECK(started == 2);
+  CHECK(refused == starts - 2);
 }
 
 TEST_CASE("cancelling a run over the CAF network cancels every call in flight at the peer") {
