@@ -111,6 +111,12 @@ bool repeats_a_member(simdjson::dom::element value) {
   return std::adjacent_find(keys.begin(), keys.end()) != keys.end();
 }
 
+/// Counts this round against the tool's correction budget (rule 4), once.
+void spend_correction(tool_round& round, run_memory& memory, const std::string& key) {
+  if (round.corrected_tools.insert(key).second)
+    ++memory.invalid_rounds[key];
+}
+
 /// Answers a call locally with a failure output: a continuation result that
 /// says plainly the call produced no usable result, why, and asks the model
 /// to correct one request before batching more (every failure, whatever its
@@ -186,7 +192,7 @@ void decide_mcp_call(round_call& call, const view_entry& e, std::string args_tex
   if (auto spent = memory.invalid_rounds.find(key);
       spent != memory.invalid_rounds.end() && spent->second >= limits.max_corrections) {
     fail(call, call_status::skipped, "correction_budget_spent",
-         "it was not sent: this tool's arguments were invalid in "
+         "it was not sent: this tool's arguments were invalid or rejected in "
            + std::to_string(limits.max_corrections)
            + " rounds of this run, so it is not called again in this run.");
     return;
@@ -431,7 +437,7 @@ void decide_round(tool_round& round, const tool_view& view, const tool_catalog* 
   }
   // The bounded correction: one more invalid round per tool.
   for (const auto& key : invalid_now)
-    ++memory.invalid_rounds[key];
+    spend_correction(round, memory, key);
 }
 
 std::vector<std::size_t> next_wave(tool_round& round, const round_limits& limits) {
@@ -511,14 +517,31 @@ void settle_call(round_call& call, tool_round& round, run_memory& memory,
       fail(call, call_status::failed, "bad_result", "the server's answer was not a tool result.");
       return;
     }
-    call.status = *tool_error ? call_status::tool_error : call_status::ok;
-    call.reason = *tool_error ? "tool_reported_error" : "completed";
+    if (!*tool_error) {
+      call.status = call_status::ok;
+      call.reason = "completed";
+      return;
+    }
+    // A failure like the others, with the server's own result beside it
+    // (built as text: a result can be megabytes)
+    call.status = call_status::tool_error;
+    call.reason = "tool_reported_error";
+    std::string out = R"({"error":"tool_error","usable_result":false,"message":)";
+    append_json_string(out, std::string{no_result}
+                              + "the tool reported an error; its result (\"result\") says what "
+                                "went wrong."
+                              + std::string{correct_one});
+    out += R"(,"result":)";
+    out += call.output;
+    out += '}';
+    call.output = std::move(out);
     return;
   }
   const auto& failure = answer.error();
   if (is_argument_rejection(failure)) {
     remember_rejection(memory, fingerprint_of(*call.entry, call.arguments), limits);
     round.rejected_tools.insert(tool_key(*call.entry));
+    spend_correction(round, memory, tool_key(*call.entry));
     fail(call, call_status::rejected, "server_rejected_arguments",
          "the server rejected its arguments.");
     return;

@@ -11,8 +11,9 @@
 //   2. the snapshot must list it among its allowed tools (the execution check);
 //   3. internal and integration tools answer "unavailable": their execution
 //      belongs to the internal-tools and phone issues, never to the model;
-//   4. a tool whose invalid-argument budget this run spent
-//      (round_limits::max_corrections rounds) is "skipped";
+//   4. a tool whose correction budget this run spent
+//      (round_limits::max_corrections rounds with invalid arguments or
+//      arguments its server rejected) is "skipped";
 //   5. a later call to a tool whose arguments were invalid earlier in this
 //      response is "skipped" (not validated, not sent);
 //   6. the arguments must be a JSON object of at most max_argument_bytes and
@@ -38,14 +39,19 @@
 // result is "ok", or "tool_error" when the server set isError (the content
 // goes to the model either way). HTTP 400/422 or JSON-RPC -32602 is
 // "rejected" (an argument rejection, not a connection failure): the exact
-// request is remembered for later rounds and later waves of the tool are
-// skipped. Anything else is "failed" ("cancelled" for a cancelled run).
+// request is remembered for later rounds, later waves of the tool are
+// skipped, and the round spends one of the tool's corrections (rule 4), so
+// a model that keeps changing a rejected request stops after
+// max_corrections rounds. Anything else is "failed" ("cancelled" for a
+// cancelled run).
 //
-// Outputs: "ok" and "tool_error" carry the MCP CallToolResult JSON; every
-// other status carries {"error": <status>, "message": ...} where the message
-// says plainly that the call produced no usable result and asks the model to
-// correct one request before batching more. Messages never hold argument
-// values, URLs or server-supplied text.
+// Outputs: "ok" carries the MCP CallToolResult JSON; every other status
+// carries {"error": <status>, "usable_result": false, "message": ...} where
+// the message says plainly that the call produced no usable result and asks
+// the model to correct one request before batching more; "tool_error" adds
+// the server's CallToolResult as "result" (its content says what went
+// wrong; servers report invalid input that way too). Messages never hold
+// argument values, URLs or server-supplied text.
 #pragma once
 
 #include <cstddef>
@@ -74,8 +80,9 @@ struct round_limits {
   std::size_t max_argument_bytes = 1 << 20;
   /// Read-only calls in flight together (the product's bounded waves of eight).
   std::size_t wave_width = 8;
-  /// Rounds with invalid arguments one tool may have in a run (the bounded
-  /// correction); further calls to it are skipped.
+  /// Rounds with invalid arguments, or arguments a server rejected, one tool
+  /// may have in a run (the bounded correction); further calls to it are
+  /// skipped.
   uint32_t max_corrections = 3;
   /// Server-rejected requests a run remembers (oldest forgotten first).
   std::size_t max_remembered_rejections = 1024;
@@ -119,7 +126,7 @@ struct round_call {
 
 /// What a run remembers across its rounds.
 struct run_memory {
-  /// Rounds with invalid arguments, per "server_id/tool".
+  /// Rounds with invalid or rejected arguments, per "server_id/tool".
   std::unordered_map<std::string, uint32_t> invalid_rounds;
   /// Fingerprints of requests a server rejected, and their order.
   std::unordered_set<uint64_t> rejected;
@@ -140,6 +147,9 @@ struct tool_round {
   std::vector<round_call> calls;
   /// Tools ("server_id/tool") a server rejected during this round.
   std::unordered_set<std::string> rejected_tools;
+  /// Tools this round spent a correction on (invalid or rejected arguments:
+  /// one per tool per round).
+  std::unordered_set<std::string> corrected_tools;
   /// First call not yet placed in a wave.
   std::size_t cursor = 0;
 };

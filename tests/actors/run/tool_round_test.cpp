@@ -259,7 +259,40 @@ TEST_CASE("a tool result with isError goes to the model as a tool error") {
   w.drain(round, result<std::string>{std::string{
                    R"({"content":[{"type":"text","text":"no such city"}],"isError":true})"}});
   CHECK(round.calls[0].status == call_status::tool_error);
-  CHECK(round.calls[0].output.find("no such city") != std::string::npos);
+  CHECK(round.calls[0].reason == "tool_reported_error");
+  // a failure like the others, with the server's own result beside it
+  auto output = json::parse(round.calls[0].output);
+  CHECK(output["error"] == "tool_error");
+  CHECK(output["usable_result"] == false);
+  auto message = output["message"].get<std::string>();
+  CHECK(message.rfind("The call produced no usable result: ", 0) == 0);
+  CHECK(message.find("Correct one request before batching more calls.") != std::string::npos);
+  CHECK(message.find("no such city") == std::string::npos);
+  CHECK(output["result"]["content"][0]["text"] == "no such city");
+  CHECK(output["result"]["isError"] == true);
+}
+
+TEST_CASE("server rejections spend the tool's corrections: a model changing a rejected request "
+          "stops") {
+  round_world w;
+  // Each round sends a new date, and the server rejects it: after
+  // max_corrections rounds, the tool is no longer called in this run.
+  for (uint32_t round_idx = 0; round_idx < w.limits.max_corrections; ++round_idx) {
+    auto date = "2026-12-0" + std::to_string(round_idx + 1);
+    auto round = w.decide({forecast("a", date), forecast("b", date, "Elsewhere")});
+    REQUIRE(round.calls[0].status == call_status::pending);
+    auto wave = next_wave(round, w.limits);
+    REQUIRE(wave.size() == 2);
+    // two rejections in one round spend one correction
+    for (auto call_idx : wave)
+      settle_call(round.calls[call_idx], round, w.memory, w.limits,
+                  mcp_http_status_error(422, {}, ""));
+    CHECK(round.calls[1].status == call_status::rejected);
+  }
+  auto spent = w.decide({forecast("a", "2026-12-09"), {"b", "echo", R"({"q":"1"})"}});
+  CHECK(spent.calls[0].status == call_status::skipped);
+  CHECK(spent.calls[0].reason == "correction_budget_spent");
+  CHECK(spent.calls[1].status == call_status::pending); // (another tool keeps its budget)
 }
 
 TEST_CASE("a tool outside the run's view is denied and nothing is sent") {
@@ -330,7 +363,11 @@ TEST_CASE("every failure says it produced no usable result and asks for one corr
   auto round = w.decide({{"a", "no_such_tool", "{}"},
                          {"b", "echo", "{not json"},
                          {"c", "echo", R"({"q":"x"})"},
-                         {"d", "get_forecast", std::string(100, ' ')}});
+                         {"d", "get_forecast", std::string(100, ' ')},
+                         {"e", "record_note", R"({"q":"y"})"}});
+  // (the last is sent, and the server answers a tool error)
+  w.drain(round, result<std::string>{std::string{R"({"content":[],"isError":true})"}});
+  REQUIRE(round.calls[4].status == call_status::tool_error);
   for (const auto& output : round_outputs(round)) {
     CAPTURE(output.output);
     auto message = json::parse(output.output).at("message").get<std::string>();
