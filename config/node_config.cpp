@@ -611,7 +611,7 @@ status parse_run(const object_reader& in, run_config& out) {
   VOXOS_RETURN_IF_ERROR(in.allow_only({"wave_width", "max_calls", "max_argument_bytes",
                                        "max_corrections", "call_timeout_ms", "max_live_runs",
                                        "trace_dir", "location_max_age_s", "host_keepalive_ms"}));
-  VOXOS_RETURN_IF_ERROR(in.integer("wave_width", 1, 64, out.wave_width));
+  VOXOS_RETURN_IF_ERROR(in.integer("wave_width", 1, 8, out.wave_width));
   VOXOS_RETURN_IF_ERROR(in.integer("max_calls", 1, 4'096, out.max_calls));
   VOXOS_RETURN_IF_ERROR(
     in.integer("max_argument_bytes", 1024, 16 * 1024 * 1024, out.max_argument_bytes));

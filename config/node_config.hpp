@@ -107,7 +107,7 @@ struct mcp_config {
 /// Runs: the bounds of tool rounds (actors/run/tool_round.hpp) and of the
 /// runs a tenant keeps live.
 struct run_config {
-  unsigned wave_width = 8;  ///< read-only calls in flight together; 1 .. 64
+  unsigned wave_width = 8;  ///< read-only calls in flight together; 1 .. 8 (waves of at most eight)
   unsigned max_calls = 128; ///< tool calls in one model response; 1 .. 4,096
   std::size_t max_argument_bytes = std::size_t{1} << 20; ///< one call's arguments; 1 KiB .. 16 MiB
   unsigned max_corrections = 3;      ///< invalid-argument rounds per tool per run; 1 .. 100
