@@ -27,8 +27,12 @@
 // (ECMAScript grammar, matched on bytes).
 //
 // Errors name the instance location, the schema location and the violated
-// constraint. They never contain instance values: property names that come
-// from the schema may appear, rejected data never does.
+// constraint. Schema locations and constraints never contain instance
+// values. The instance location is a JSON pointer through the instance's
+// own member names, which may be rejected data themselves (a name
+// additionalProperties or propertyNames refuses): a caller that shows it
+// filters it (tool rounds show only names the schema declares:
+// actors/run/tool_round.hpp).
 //
 // Bounds: validation stops with an error past `max_validation_depth` nested
 // schema evaluations (a `$ref` cycle that does not consume the instance) or

@@ -1,6 +1,7 @@
 #include "actors/run/tool_round.hpp"
 
 #include <algorithm>
+#include <charconv>
 
 #include <nlohmann/json.hpp>
 #include <simdjson.h>
@@ -140,8 +141,33 @@ void answer_locally(round_call& call, json answer) {
   call.output = answer.dump();
 }
 
+/// Adds the member names `schema` declares, at any depth: keys of
+/// `properties` (and of `dependentRequired`, `dependentSchemas`,
+/// `dependencies`), and the names `required` lists.
+void collect_declared_names(const json& schema, std::unordered_set<std::string>& out) {
+  if (schema.is_array()) {
+    for (const auto& item : schema)
+      collect_declared_names(item, out);
+    return;
+  }
+  if (!schema.is_object())
+    return;
+  for (const auto& [keyword, value] : schema.items()) {
+    if ((keyword == "properties" || keyword == "dependentRequired" || keyword == "dependentSchemas"
+         || keyword == "dependencies")
+        && value.is_object())
+      for (const auto& [name, sub] : value.items())
+        out.insert(name);
+    if (keyword == "required" && value.is_array())
+      for (const auto& name : value)
+        if (name.is_string())
+          out.insert(name.get<std::string>());
+    collect_declared_names(value, out);
+  }
+}
+
 /// The compiled schema of an entry, compiled on first use.
-const compiled_schema* validator_for(const view_entry& e, run_memory& memory) {
+const tool_validator* validator_for(const view_entry& e, run_memory& memory) {
   auto schema_text = e.input_schema();
   if (auto found = memory.validators.find(schema_text.data()); found != memory.validators.end())
     return &found->second;
@@ -151,27 +177,68 @@ const compiled_schema* validator_for(const view_entry& e, run_memory& memory) {
   auto compiled = compile_schema(doc, schema_draft::draft2020_12);
   if (!compiled)
     return nullptr;
-  return &memory.validators.emplace(schema_text.data(), std::move(*compiled)).first->second;
+  tool_validator made{std::move(*compiled), {}};
+  collect_declared_names(doc, made.declared_names);
+  return &memory.validators.emplace(schema_text.data(), std::move(made)).first->second;
+}
+
+/// The part of an error's instance path the model is shown: array indices,
+/// and member names the schema declares; it stops before the first member
+/// name the schema does not declare (a name the model chose: under
+/// additionalProperties or propertyNames, the rejected value itself). "/"
+/// for the root.
+std::string visible_path(std::string_view path, simdjson::dom::element at,
+                         const std::unordered_set<std::string>& declared) {
+  std::string out;
+  while (path.size() > 1 && path.front() == '/') {
+    auto end = path.find('/', 1);
+    auto raw = path.substr(1, end == std::string_view::npos ? path.size() - 1 : end - 1);
+    std::string token; // (RFC 6901: "~1" is '/', "~0" is '~')
+    for (std::size_t idx = 0; idx < raw.size(); ++idx) {
+      if (raw[idx] == '~' && idx + 1 < raw.size()) {
+        token += raw[idx + 1] == '1' ? '/' : '~';
+        ++idx;
+      } else {
+        token += raw[idx];
+      }
+    }
+    simdjson::dom::element next;
+    if (at.is_array()) {
+      uint64_t index = 0;
+      auto [parsed_end, code] = std::from_chars(token.data(), token.data() + token.size(), index);
+      if (code != std::errc{} || parsed_end != token.data() + token.size()
+          || at.at(index).get(next) != simdjson::SUCCESS)
+        break;
+    } else if (!at.is_object() || declared.count(token) == 0
+               || at[token].get(next) != simdjson::SUCCESS) {
+      break;
+    }
+    out.append("/").append(raw);
+    at = next;
+    path = end == std::string_view::npos ? std::string_view{} : path.substr(end);
+  }
+  return out.empty() ? "/" : out;
 }
 
 /// Validates `args` against the entry's schema; on failure answers the call.
 bool validate_arguments(round_call& call, const view_entry& e, const simdjson::dom::document& args,
                         run_memory& memory) {
-  const auto* schema = validator_for(e, memory);
-  if (schema == nullptr) {
+  const auto* validator = validator_for(e, memory);
+  if (validator == nullptr) {
     fail(call, call_status::unavailable, "schema_unusable",
          "the tool's input schema cannot be used to check arguments, so it is not called.");
     return false;
   }
   // The boolean pass alone when they hold; the listing pass only when not.
-  auto checked = validate(*schema, args, max_listed_problems);
+  auto checked = validate(validator->schema, args, max_listed_problems);
   if (checked.is_valid())
     return true;
   json problems = json::array();
   for (const auto& err : checked.errors) {
-    problems.push_back({{"path", err.instance_path.empty() ? "/" : err.instance_path},
-                        {"schema_path", err.schema_path},
-                        {"constraint", err.constraint}});
+    problems.push_back(
+      {{"path", visible_path(err.instance_path, args.root(), validator->declared_names)},
+       {"schema_path", err.schema_path},
+       {"constraint", err.constraint}});
   }
   fail(call, call_status::invalid_arguments, "invalid_arguments",
        "its arguments do not match the tool's input schema (see problems); it was not sent.",

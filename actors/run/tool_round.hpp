@@ -19,7 +19,9 @@
 //   6. the arguments must be a JSON object of at most max_argument_bytes and
 //      valid against the tool's discovered input schema (compiled once per
 //      schema, run_memory::validators); else "invalid_arguments", naming
-//      schema paths and constraints only;
+//      schema paths and constraints only (an instance path stops before the
+//      first member name the schema does not declare: a name the model chose
+//      may itself be the rejected value);
 //   7. a curated preset's normaliser runs on valid arguments (Google Maps
 //      Grounding Lite weather: maps_grounding.hpp); its refusal is
 //      "invalid_arguments" too;
@@ -124,6 +126,15 @@ struct round_call {
   bool read_only = false;
 };
 
+/// A tool's compiled input schema, and the member names it declares
+/// (properties, required, dependencies, anywhere in it): an error's
+/// instance path shows those names and array indices only (see
+/// visible_path).
+struct tool_validator {
+  compiled_schema schema;
+  std::unordered_set<std::string> declared_names;
+};
+
 /// What a run remembers across its rounds.
 struct run_memory {
   /// Rounds with invalid or rejected arguments, per "server_id/tool".
@@ -133,7 +144,7 @@ struct run_memory {
   std::vector<uint64_t> rejected_order;
   /// Compiled input schemas, by the address of the schema text (stable while
   /// the run's view lives).
-  std::unordered_map<const char*, compiled_schema> validators;
+  std::unordered_map<const char*, tool_validator> validators;
   /// The place cards of this turn's successful Grounding Lite search_places
   /// calls, in call order (at most 16 searches; memory only, never stored).
   std::vector<std::vector<maps_grounding::place_card>> place_searches;

@@ -148,6 +148,37 @@ TEST_CASE("validation errors name paths and constraints, never the rejected valu
   CHECK(text.find("/date") != std::string::npos);
 }
 
+TEST_CASE("an instance path stops before a member name the schema does not declare") {
+  round_world w;
+  w.world.allow_mcp("s_1", definition("label", "Labels.", R"({
+    "type": "object",
+    "properties": {
+      "labels": {"type": "object", "propertyNames": {"pattern": "^[a-z]+$"}},
+      "items": {"type": "array", "items": {"type": "object",
+                "properties": {"size": {"type": "integer"}}, "additionalProperties": false}},
+      "4111": {"type": "string"}
+    }})"),
+                    {}, true);
+  w.view = w.world.view();
+  auto round = w.decide({{"a", "label",
+                          R"({"labels": {"sk-live-SECRET123": "v"},
+          "items": [{"size": 1}, {"size": "x", "jane@example.com": 1, "4111111111111111": 2}],
+          "4111": 5})"}});
+  REQUIRE(round.calls[0].status == call_status::invalid_arguments);
+  const auto& text = round.calls[0].output;
+  CHECK(text.find("SECRET123") == std::string::npos);
+  CHECK(text.find("jane@") == std::string::npos);
+  CHECK(text.find("4111111111111111") == std::string::npos);
+  auto output = json::parse(text);
+  std::vector<std::string> paths;
+  for (const auto& problem : output["problems"])
+    paths.push_back(problem["path"].get<std::string>());
+  // declared names and indices stay; a name the model chose is cut, with
+  // what follows it
+  CHECK(paths
+        == std::vector<std::string>{"/labels", "/items/1/size", "/items/1", "/items/1", "/4111"});
+}
+
 TEST_CASE("the correction is bounded: after three invalid rounds the tool is not called") {
   round_world w;
   for (int attempt = 0; attempt < 3; ++attempt) {
