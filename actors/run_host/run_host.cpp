@@ -293,8 +293,15 @@ run_host_actor::behavior_type run_host_behavior(self_pointer self, directory_act
       auto host = caf::actor_cast<caf::actor_addr>(self->current_sender());
       auto promise = self->make_response_promise<bool>();
       with_tenant(self, token, promise, [self, promise, run_id, host](tenant_actor t) mutable {
-        forget_run(self, host, run_id);
-        promise.delegate(t, close_atom::value, run_atom::value, run_id);
+        // (forgotten once closed: a refused close, during a round, leaves the
+        // run watched, so the host's disconnection still cancels it)
+        self->request(t, caf::infinite, close_atom::value, run_atom::value, run_id)
+          .then(
+            [self, promise, run_id, host](bool closed) mutable {
+              forget_run(self, host, run_id);
+              promise.deliver(closed);
+            },
+            [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
       });
       return promise;
     },

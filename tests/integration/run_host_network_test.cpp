@@ -229,6 +229,43 @@ TEST_CASE("cancelling a run over the CAF network cancels every call in flight at
              [&](caf::error& err) { CHECK(code_of(err) == errc::not_found); });
 }
 
+TEST_CASE("a close refused during a round leaves the run among its host's watched runs") {
+  test::run_fixture f;
+  REQUIRE(test::reset_peer_stats(f.peer->port()));
+  network_host h{f};
+  auto hosted = [&] {
+    auto status = f.node->call("GET", "/v1/admin/status", test::admin_token);
+    REQUIRE(status.status == 200);
+    return status.body["metrics"]["run_host"]["hosted_runs"].get<uint64_t>();
+  };
+  auto ticket = h.start(f);
+  CHECK(hosted() == 1);
+  std::variant<std::vector<tool_output>, std::pair<errc, std::string>> answered;
+  std::thread submitter{[&] {
+    network_host submitting{f}; // its own actor: the round's answer waits there
+    answered = submitting.round(f, ticket.run_id, {{"s", "sleep", R"({"ms":20000})"}});
+  }};
+  bool in_flight =
+    test::wait_for_stats(f.peer->port(), [](const json& s) { return s["in_flight"] == 1; });
+  errc refused = errc::internal;
+  (*h.self)
+    ->request(h.host, std::chrono::seconds(10), close_atom::value, f.token, ticket.run_id)
+    .receive([&](bool) { FAIL("a run closed during its round"); },
+             [&](caf::error& err) { refused = code_of(err); });
+  CHECK(refused == errc::conflict);
+  // Still watched: were the host's connection to drop now, the run would be
+  // cancelled (it was forgotten before the run answered, and left running).
+  CHECK(hosted() == 1);
+
+  (*h.self)
+    ->request(h.host, std::chrono::seconds(10), cancel_atom::value, f.token, ticket.run_id)
+    .receive([&](const std::string&) {},
+             [&](caf::error& err) { FAIL("cancel failed: " << h.sys.render(err)); });
+  submitter.join();
+  REQUIRE(in_flight);
+  CHECK(hosted() == 0);
+}
+
 TEST_CASE("the run host forgets a host's runs that ended another way, so its list stays bounded") {
   test::run_fixture f;
   network_host h{f};
