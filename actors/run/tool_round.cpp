@@ -403,11 +403,17 @@ result<tool_round> make_round(std::vector<tool_call> calls, const round_limits& 
     if (in.call_id.empty() || in.call_id.size() > max_call_id_bytes || !printable)
       return status::error(errc::out_of_range,
                            where + ".call_id: 1-128 printable ASCII characters required");
-    if (in.name.empty() || in.name.size() > max_name_bytes)
-      return status::error(errc::out_of_range, where + ".name: 1-128 bytes required");
     round.calls.push_back({});
     auto& call = round.calls.back();
     call.call_id = std::move(in.call_id);
+    // A name no tool can have is that call's failure, not the response's:
+    // the calls beside it still get their outputs (the name is not kept).
+    if (in.name.empty() || in.name.size() > max_name_bytes) {
+      fail(call, call_status::denied, "invalid_name",
+           "its tool name must be 1-128 bytes, and no tool of such a name is available in this "
+           "run.");
+      continue;
+    }
     call.name = std::move(in.name);
     call.arguments = std::move(in.arguments);
   }
@@ -422,6 +428,8 @@ void decide_round(tool_round& round, const tool_view& view, const tool_catalog* 
                   const round_limits& limits) {
   std::unordered_set<std::string> invalid_now;
   for (auto& call : round.calls) {
+    if (call.status != call_status::pending) // (answered by make_round)
+      continue;
     // 1. A direct tool of the view (catalog tools resolve their target).
     const auto* e = view.find_direct(call.name);
     if (e == nullptr) {

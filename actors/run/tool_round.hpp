@@ -166,8 +166,10 @@ struct tool_round {
 };
 
 /// Checks the response's shape: 1..max_calls calls, call ids 1..128 bytes
-/// of printable ASCII and unique, names 1..128 bytes. Refuses the whole
-/// response otherwise (out_of_range, invalid_argument): no call is answered.
+/// of printable ASCII and unique. Refuses the whole response otherwise
+/// (out_of_range, conflict): no call is answered. A call whose name is
+/// empty or over 128 bytes is answered "denied" (invalid_name) here, and
+/// its name is not kept; the others are decided as usual.
 result<tool_round> make_round(std::vector<tool_call> calls, const round_limits& limits);
 
 /// Decides every call (rules 1-8 above).

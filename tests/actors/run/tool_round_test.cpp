@@ -354,6 +354,28 @@ TEST_CASE("malformed responses are refused whole") {
   CHECK_FALSE(make_round({}, w.limits).is_ok());
 }
 
+TEST_CASE("a call whose name no tool can have is denied, and the calls beside it are answered") {
+  round_world w;
+  auto round = w.decide({{"a", "echo", R"({"q":"1"})"},
+                         {"b", std::string(200, 'n'), "{}"},
+                         {"c", "", "{}"},
+                         {"d", "record_note", R"({"q":"2"})"}});
+  for (std::size_t idx : {1, 2}) {
+    CHECK(round.calls[idx].status == call_status::denied);
+    CHECK(round.calls[idx].reason == "invalid_name");
+    CHECK(round.calls[idx].name.empty()); // (not kept)
+  }
+  CHECK(round.calls[0].status == call_status::pending);
+  CHECK(round.calls[3].status == call_status::pending);
+  w.drain(round, ok_result);
+  auto outputs = round_outputs(round);
+  REQUIRE(outputs.size() == 4);
+  CHECK(outputs[0].status == "ok");
+  CHECK(outputs[1].status == "denied");
+  CHECK(outputs[1].output.find("nnnn") == std::string::npos);
+  CHECK(outputs[3].status == "ok");
+}
+
 TEST_CASE("arguments that are not an object, not JSON or too large are invalid") {
   round_world w;
   w.limits.max_argument_bytes = 64;
