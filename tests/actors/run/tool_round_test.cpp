@@ -326,6 +326,37 @@ TEST_CASE("server rejections spend the tool's corrections: a model changing a re
   CHECK(spent.calls[1].status == call_status::pending); // (another tool keeps its budget)
 }
 
+TEST_CASE("a Grounding Lite server's weather calls go through its normaliser, others do not") {
+  round_world w;
+  constexpr const char* weather_schema = R"({"type": "object", "properties": {
+    "location": {"type": "object"}, "date": {"type": "object"}}})";
+  w.world.server("s_maps", "Maps");
+  w.world.allow_mcp("s_maps", definition("lookup_weather", "Weather.", weather_schema), {}, true);
+  w.world.allow_mcp("s_1", definition("lookup_weather", "Weather.", weather_schema), {}, true);
+  w.view = w.world.view();
+  w.adapters["s_maps"] = call_adapter::maps_grounding_lite;
+  std::string maps_name, plain_name;
+  for (const auto& entry : w.view.direct)
+    if (entry.tool() == "lookup_weather")
+      (entry.server_id() == "s_maps" ? maps_name : plain_name) = std::string{entry.model_name()};
+  REQUIRE_FALSE(maps_name.empty());
+  REQUIRE_FALSE(plain_name.empty());
+  const std::string place = R"({"location": {"placeId": "places/ChIJabc"}})";
+  const std::string both = R"({"location": {"placeId": "ChIJabc", "address": "Main St 1"}})";
+  auto round = w.decide({{"a", maps_name, place},
+                         {"b", plain_name, place},
+                         {"c", plain_name, both},
+                         {"d", maps_name, both}});
+  REQUIRE(round.calls[0].status == call_status::pending);
+  CHECK(json::parse(round.calls[0].arguments)["location"]["placeId"] == "ChIJabc");
+  REQUIRE(round.calls[1].status == call_status::pending);
+  CHECK(json::parse(round.calls[1].arguments) == json::parse(place)); // (as the model wrote it)
+  CHECK(round.calls[2].status == call_status::pending);
+  // the preset's contract: exactly one location form, refused locally
+  CHECK(round.calls[3].status == call_status::invalid_arguments);
+  CHECK(round.calls[3].output.find("Main St") == std::string::npos);
+}
+
 TEST_CASE("a tool outside the run's view is denied and nothing is sent") {
   round_world w;
   auto round = w.decide({{"a", "delete_everything", "{}"}, {"b", "echo", R"({"q":"1"})"}});
