@@ -608,9 +608,9 @@ status parse_mcp(const object_reader& in, mcp_config& out) {
 }
 
 status parse_run(const object_reader& in, run_config& out) {
-  VOXOS_RETURN_IF_ERROR(in.allow_only({"wave_width", "max_calls", "max_argument_bytes",
-                                       "max_corrections", "call_timeout_ms", "max_live_runs",
-                                       "trace_dir", "location_max_age_s", "host_keepalive_ms"}));
+  VOXOS_RETURN_IF_ERROR(in.allow_only(
+    {"wave_width", "max_calls", "max_argument_bytes", "max_corrections", "call_timeout_ms",
+     "max_live_runs", "trace_dir", "trace_max_bytes", "location_max_age_s", "host_keepalive_ms"}));
   VOXOS_RETURN_IF_ERROR(in.integer("wave_width", 1, 8, out.wave_width));
   VOXOS_RETURN_IF_ERROR(in.integer("max_calls", 1, 4'096, out.max_calls));
   VOXOS_RETURN_IF_ERROR(
@@ -619,6 +619,8 @@ status parse_run(const object_reader& in, run_config& out) {
   VOXOS_RETURN_IF_ERROR(in.integer("call_timeout_ms", 100, 600'000, out.call_timeout_ms));
   VOXOS_RETURN_IF_ERROR(in.integer("max_live_runs", 1, 1'000'000, out.max_live_runs));
   VOXOS_RETURN_IF_ERROR(in.string("trace_dir", out.trace_dir, nullptr, "a path"));
+  VOXOS_RETURN_IF_ERROR(
+    in.integer("trace_max_bytes", uint64_t{1} << 20, uint64_t{4} << 30, out.trace_max_bytes));
   VOXOS_RETURN_IF_ERROR(in.integer("location_max_age_s", 1, 86'400, out.location_max_age_s));
   VOXOS_RETURN_IF_ERROR(in.integer("host_keepalive_ms", 100, 60'000, out.host_keepalive_ms));
   return status::ok();
@@ -743,6 +745,7 @@ json to_json(const node_config& cfg) {
                     {"call_timeout_ms", cfg.run.call_timeout_ms},
                     {"max_live_runs", cfg.run.max_live_runs},
                     {"trace_dir", cfg.run.trace_dir},
+                    {"trace_max_bytes", cfg.run.trace_max_bytes},
                     {"location_max_age_s", cfg.run.location_max_age_s},
                     {"host_keepalive_ms", cfg.run.host_keepalive_ms}};
   doc["registered_urls"] = json::array();

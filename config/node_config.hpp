@@ -115,6 +115,10 @@ struct run_config {
   unsigned max_live_runs = 10'000;   ///< runs one tenant keeps live; 1 .. 1,000,000
   /// Where runs record their traces (actors/run/trace.hpp); "" records none.
   std::string trace_dir;
+  /// Bytes one run's trace may hold; a line past it ends the trace with a
+  /// "truncated" line. 1 MiB .. 4 GiB (a 50 MB argument is not written
+  /// whole into a trace by default).
+  uint64_t trace_max_bytes = uint64_t{64} << 20;
   /// A shared location older than this is not fresh and not used; 1 .. 86,400.
   unsigned location_max_age_s = 600;
   /// A host holding a run's activity stream (`?hold=1`) gets a keepalive at

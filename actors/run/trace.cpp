@@ -70,7 +70,7 @@ status bad_line(std::size_t line_no, const std::string& what) {
 
 } // namespace
 
-result<std::unique_ptr<run_trace>> run_trace::create(const std::string& path) {
+result<std::unique_ptr<run_trace>> run_trace::create(const std::string& path, uint64_t max_bytes) {
   // Created 0600 before anything is written into it.
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0)
@@ -79,12 +79,21 @@ result<std::unique_ptr<run_trace>> run_trace::create(const std::string& path) {
   std::ofstream out{path, std::ios::trunc};
   if (!out)
     return status::error(errc::storage_failure, "cannot open the run's trace file");
-  return std::unique_ptr<run_trace>{new run_trace{std::move(out)}};
+  return std::unique_ptr<run_trace>{new run_trace{std::move(out), max_bytes}};
 }
 
 void run_trace::line(const json& doc) {
+  if (truncated_)
+    return;
   // (bytes that are not UTF-8 become U+FFFD: a trace line never ends its run)
-  out_ << doc.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
+  auto text = doc.dump(-1, ' ', false, json::error_handler_t::replace);
+  constexpr uint64_t truncated_line_room = 64;
+  if (written_ + text.size() + 1 + truncated_line_room > max_bytes_) {
+    truncated_ = true;
+    text = json{{"type", "truncated"}, {"max_bytes", max_bytes_}}.dump();
+  }
+  written_ += text.size() + 1;
+  out_ << text << '\n';
   out_.flush();
 }
 
@@ -240,6 +249,9 @@ result<trace_record> read_trace(std::istream& in) {
           step.during_round = doc.value("during_round", false);
         }
         out.between.push_back(std::move(step));
+      } else if (type == "truncated") {
+        return bad_line(line_no, "the trace was truncated at run.trace_max_bytes; what followed "
+                                 "was not recorded");
       } else if (type == "cancel") {
         // during a round: before its outputs (its calls answered as
         // cancelled); after them the run was idle, and no output changed

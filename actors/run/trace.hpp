@@ -25,7 +25,10 @@
 //       a turn's assistant text the host reported, and the place cards the
 //       run answered for it (during_round: while round N was executing, so
 //       from that round's searches so far: replayed, not compared);
-//   {"type":"cancel"}   the run was cancelled.
+//   {"type":"cancel"}   the run was cancelled;
+//   {"type":"truncated","max_bytes":N}
+//       the next line would have passed run.trace_max_bytes: the trace ends
+//       here (replay refuses it: what follows was not recorded).
 // `proves` is empty when recorded; a trace checked in as a test fixture
 // says there what it proves.
 //
@@ -56,8 +59,11 @@ namespace voxos {
 /// Writes one run's trace.
 class run_trace {
 public:
-  /// Opens `path` for writing (created with mode 0600, truncated).
-  static result<std::unique_ptr<run_trace>> create(const std::string& path);
+  /// Opens `path` for writing (created with mode 0600, truncated). The
+  /// trace holds at most `max_bytes`: the line that would pass it is
+  /// replaced by {"type":"truncated","max_bytes":N}, and nothing follows.
+  static result<std::unique_ptr<run_trace>> create(const std::string& path,
+                                                   uint64_t max_bytes = uint64_t{64} << 20);
 
   void header(const std::string& tenant_id, const effective_policy& snapshot,
               const std::vector<const mcp_server_record*>& servers, const adapter_map& adapters,
@@ -72,9 +78,12 @@ public:
   void cancel();
 
 private:
-  explicit run_trace(std::ofstream out) : out_(std::move(out)) {}
+  run_trace(std::ofstream out, uint64_t max_bytes) : out_(std::move(out)), max_bytes_(max_bytes) {}
   void line(const nlohmann::json& doc);
   std::ofstream out_;
+  uint64_t max_bytes_;
+  uint64_t written_ = 0;
+  bool truncated_ = false;
 };
 
 /// One recorded MCP answer.

@@ -512,7 +512,8 @@ status spawn_run_actor(self_pointer self, const std::string& run_id, const std::
   setup.store = st.store;
   // The trace, when the node records them: what the run was given first.
   if (!st.services.run.trace_dir.empty()) {
-    auto trace = run_trace::create(st.services.run.trace_dir + "/" + run_id + ".jsonl");
+    auto trace = run_trace::create(st.services.run.trace_dir + "/" + run_id + ".jsonl",
+                                   st.services.run.trace_max_bytes);
     if (!trace)
       return trace.error();
     std::vector<const mcp_server_record*> servers;

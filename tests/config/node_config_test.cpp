@@ -160,7 +160,7 @@ TEST_CASE("the default document names every key and parses back to the defaults"
   CHECK(doc["event_store"].size() == 3);
   CHECK(doc["secrets"].size() == 2);
   CHECK(doc["mcp"].size() == 12);
-  CHECK(doc["run"].size() == 9);
+  CHECK(doc["run"].size() == 10);
   CHECK(doc["http"]["port"] == 7100);
   auto cfg = parse_config(text);
   REQUIRE(cfg.is_ok());
@@ -266,7 +266,8 @@ TEST_CASE("the mcp section bounds every deadline and size") {
 TEST_CASE("the run section bounds waves, calls and the host keepalive") {
   auto cfg = parse_config(R"({"run": {"wave_width": 1, "max_calls": 4096,
     "max_argument_bytes": 1024, "max_corrections": 100, "call_timeout_ms": 100,
-    "max_live_runs": 1, "trace_dir": "traces", "location_max_age_s": 86400,
+    "max_live_runs": 1, "trace_dir": "traces", "trace_max_bytes": 1048576,
+    "location_max_age_s": 86400,
     "host_keepalive_ms": 100}})");
   REQUIRE_MESSAGE(cfg.is_ok(), cfg.error().message());
   CHECK(cfg->run.wave_width == 1);
@@ -277,6 +278,9 @@ TEST_CASE("the run section bounds waves, calls and the host keepalive") {
   CHECK(parse_failure(R"({"run": {"host_keepalive_ms": 60001}})").find("run.host_keepalive_ms")
         == 0);
   CHECK(parse_failure(R"({"run": {"wave_width": 9}})").find("run.wave_width") == 0);
+  CHECK(cfg->run.trace_max_bytes == 1048576);
+  CHECK(voxos::node_config{}.run.trace_max_bytes == uint64_t{64} << 20);
+  CHECK(parse_failure(R"({"run": {"trace_max_bytes": 1048575}})").find("run.trace_max_bytes") == 0);
 }
 
 TEST_CASE("an unknown key is named with its full path") {

@@ -122,6 +122,38 @@ TEST_CASE("a traced run replays identically, and a changed answer is reported") 
   CHECK(replay(junk_path, f.dir.str()).code == 2);
 }
 
+TEST_CASE("a trace stops at run.trace_max_bytes with a truncated line, and replay refuses it") {
+  std::string trace_dir;
+  auto tracing = tracing_into(trace_dir);
+  test::run_fixture f{[&](node_config& cfg) {
+    tracing(cfg);
+    cfg.run.trace_max_bytes = uint64_t{1} << 20;
+  }};
+  auto run_id = f.start_run();
+  // Rounds of 50 KB arguments (each traced about four times: the calls, the
+  // request, the answer, the output): past the trace's 1 MiB within a few
+  // rounds, and every round still answered
+  for (int round = 0; round < 8; ++round) {
+    auto big =
+      f.submit(run_id, json::array({{{"call_id", "b" + std::to_string(round)},
+                                     {"name", "echo"},
+                                     {"arguments", {{"text", std::string(50'000, 'x')}}}}}));
+    REQUIRE_MESSAGE(big.status == 200, big.raw.substr(0, 200));
+    CHECK(big.body["outputs"][0]["status"] == "ok");
+  }
+
+  auto path = trace_dir + "/" + run_id + ".jsonl";
+  auto text = read_file(path);
+  CHECK(text.size() <= (std::size_t{1} << 20));
+  CHECK(text.size() > (std::size_t{1} << 19)); // (the rounds before the bound are there)
+  auto last_line = text.substr(text.rfind('\n', text.size() - 2) + 1);
+  CHECK(json::parse(last_line) == json{{"type", "truncated"}, {"max_bytes", 1 << 20}});
+  auto replayed = replay(path, f.dir.str());
+  CHECK(replayed.code == 2);
+  CHECK((replayed.out + read_file(f.dir.str() + "/replay.err")).find("truncated")
+        != std::string::npos);
+}
+
 TEST_CASE("a run cancelled while idle after a round of two waves replays without a cancel") {
   std::string trace_dir;
   test::run_fixture f{tracing_into(trace_dir)};
