@@ -2070,7 +2070,10 @@ void append_pointer(std::string& out, const path_link* at) {
 std::string pointer_to(element root, const uint64_t* target) {
   std::string out;
   element at = root;
-  while (at.word() != target) {
+  // (a target outside the container at hand, or in no member of it, ends
+  // the walk: the pointer so far)
+  while (at.word() != target && at.word() < target && target < at.after()) {
+    const uint64_t* before = at.word();
     if (at.tape_type() == '{') {
       for (auto field : at.object())
         if (field.value.word() <= target && target < field.value.after()) {
@@ -2078,7 +2081,7 @@ std::string pointer_to(element root, const uint64_t* target) {
           at = field.value;
           break;
         }
-    } else {
+    } else if (at.tape_type() == '[') {
       size_t item_idx = 0;
       for (element item : at.array()) {
         if (item.word() <= target && target < item.after()) {
@@ -2089,6 +2092,8 @@ std::string pointer_to(element root, const uint64_t* target) {
         ++item_idx;
       }
     }
+    if (at.word() == before)
+      break;
   }
   return out;
 }
@@ -2434,8 +2439,11 @@ struct eval_context {
   uint64_t steps = 0;
   uint64_t max_steps = validation_steps_base;
   std::string_view stop_reason;         ///< set: the pass stopped
-  const uint64_t* stop_value = nullptr; ///< where: the value's tape word
-  std::string_view stop_schema_path;    ///< and the schema
+  const uint64_t* stop_value = nullptr; ///< where: the value's tape word (null: the root)
+  /// The instance's tape words (a propertyNames key is evaluated outside it).
+  const uint64_t* tape_begin = nullptr;
+  const uint64_t* tape_end = nullptr;
+  std::string_view stop_schema_path; ///< and the schema
   bool stopped() const noexcept { return !stop_reason.empty(); }
   bool dynamic = false;
   int scope_size = 0;
@@ -2673,7 +2681,7 @@ template <bool Collect>
   return valid;
 }
 
-bool all_unique(detail::tape_array array);
+bool all_unique(eval_context& ctx, detail::tape_array array);
 
 /// An array against a node with type and item keywords only: the errors
 /// `check` lists, in its order.
@@ -2700,8 +2708,16 @@ template <bool Collect>
     if (node.max_items && size > *node.max_items && !bound(failing::max_items))
       return false;
   }
-  if (node.unique_items && !all_unique(array) && !bound(failing::unique_items))
-    return false;
+  if (node.unique_items && !all_unique(ctx, array)) {
+    if (ctx.stopped()) {
+      ctx.stop_schema_path = node.text(failing::unique_items).schema_path;
+      if constexpr (Collect)
+        list_error(ctx, ctx.stop_schema_path, ctx.stop_reason, at);
+      return false;
+    }
+    if (!bound(failing::unique_items))
+      return false;
+  }
   size_t item_idx = 0;
   for (element item : array) {
     const schema_node* sub =
@@ -2723,7 +2739,69 @@ template <bool Collect>
   return valid;
 }
 
-bool all_unique(detail::tape_array array) {
+/// A hash of a scalar item consistent with `equal`: equal items hash alike
+/// (numbers by their double value: 1 and 1.0 are equal; integers that only
+/// share a double are told apart by `equal` afterwards).
+uint64_t scalar_hash(element item) {
+  auto mix = [](uint64_t seed, uint64_t value) {
+    value ^= seed + 0x9E3779B97F4A7C15ull + (value << 6) + (value >> 2);
+    return value * 0xBF58476D1CE4E5B9ull;
+  };
+  switch (item.tape_type()) {
+  case 'l':
+  case 'u':
+  case 'd': {
+    double number = number_of(item).value;
+    if (number == 0)
+      number = 0; // (-0.0 equals 0)
+    uint64_t bits;
+    std::memcpy(&bits, &number, sizeof bits);
+    return mix('n', bits);
+  }
+  case '"': {
+    uint64_t hash = 14695981039346656037ull;
+    for (char ch : item.string())
+      hash = (hash ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
+    return mix('s', hash);
+  }
+  default:
+    return mix(static_cast<uint64_t>(item.tape_type()), 0);
+  }
+}
+
+/// Whether the items are pairwise unequal (uniqueItems). Up to
+/// `unique_pairs_direct` pairs are compared directly. Past it, an array of
+/// scalars is checked in n log n (its items sorted by a hash, and only
+/// items that share one compared); other arrays compare their pairs, each
+/// counted against the work bound, which stops the pass when they are too
+/// many. False when the pass stopped.
+bool all_unique(eval_context& ctx, detail::tape_array array) {
+  constexpr uint64_t unique_pairs_direct = 4096;
+  uint64_t items = array.size();
+  uint64_t pairs = items < 2 ? 0 : items * (items - 1) / 2;
+  bool scalars = pairs > unique_pairs_direct;
+  for (auto item = array.begin(); scalars && item != array.end(); ++item)
+    scalars = (*item).tape_type() != '{' && (*item).tape_type() != '[';
+  if (scalars) {
+    std::vector<std::pair<uint64_t, const uint64_t*>> hashed;
+    hashed.reserve(items);
+    for (element item : array)
+      hashed.emplace_back(scalar_hash(item), item.word());
+    std::sort(hashed.begin(), hashed.end());
+    const auto& doc = array.container().document();
+    for (size_t first = 0; first < hashed.size(); ++first)
+      for (size_t second = first + 1;
+           second < hashed.size() && hashed[second].first == hashed[first].first; ++second)
+        if (equal(element{doc, hashed[first].second}, element{doc, hashed[second].second}))
+          return false;
+    return true;
+  }
+  ctx.steps += pairs;
+  if (ctx.steps > ctx.max_steps) {
+    ctx.stop_reason = too_much_work;
+    ctx.stop_value = array.container().word(); // (the caller names the schema path)
+    return false;
+  }
   for (auto first = array.begin(); first != array.end(); ++first) {
     auto second = first;
     for (++second; second != array.end(); ++second)
@@ -2744,7 +2822,8 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
     return false;
   if (depth > max_validation_depth || ++ctx.steps > ctx.max_steps) {
     ctx.stop_reason = depth > max_validation_depth ? too_deep : too_much_work;
-    ctx.stop_value = value.word();
+    if (value.word() >= ctx.tape_begin && value.word() < ctx.tape_end)
+      ctx.stop_value = value.word();
     ctx.stop_schema_path = node.path;
     if constexpr (Collect)
       ctx.errors->push_back({to_pointer(at), node.path, ctx.stop_reason});
@@ -2946,8 +3025,16 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
       return false;
     if (node.max_items && size > *node.max_items && !fail(failing::max_items, at))
       return false;
-    if (node.unique_items && !all_unique(array) && !fail(failing::unique_items, at))
-      return false;
+    if (node.unique_items && !all_unique(ctx, array)) {
+      if (ctx.stopped()) {
+        ctx.stop_schema_path = node.text(failing::unique_items).schema_path;
+        if constexpr (Collect)
+          ctx.errors->push_back({to_pointer(at), ctx.stop_schema_path, ctx.stop_reason});
+        return false;
+      }
+      if (!fail(failing::unique_items, at))
+        return false;
+    }
     if (!node.prefix_items.empty() || node.items) {
       size_t item_idx = 0;
       for (element item : array) {
@@ -3146,6 +3233,8 @@ eval_context context_for(const compiled_schema& schema, const detail::tape_docum
   ctx.dynamic = schema.root().uses_dynamic_scope;
   uint64_t words = tape.tape[0] & ((uint64_t{1} << 56) - 1); // (the root word: the tape's size)
   ctx.max_steps = validation_steps_base + validation_steps_per_word * words;
+  ctx.tape_begin = tape.tape;
+  ctx.tape_end = tape.tape + words + 1;
   return ctx;
 }
 
@@ -3168,7 +3257,8 @@ validation_result validate(const compiled_schema& schema, const Document& instan
     return out;
   out.texts = schema.texts();
   if (ctx.stopped()) { // the bound is the one error: a second pass would meet it again
-    out.errors.push_back({pointer_to(root, ctx.stop_value), ctx.stop_schema_path, ctx.stop_reason});
+    out.errors.push_back({ctx.stop_value ? pointer_to(root, ctx.stop_value) : std::string{},
+                          ctx.stop_schema_path, ctx.stop_reason});
     return out;
   }
   if (ctx.failed_value) { // the first error, from the note

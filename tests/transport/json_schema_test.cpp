@@ -161,6 +161,55 @@ TEST_CASE("applicators that multiply without a cycle stop at the work bound") {
   CHECK(all_text(shallow).find("work bound") == std::string::npos);
 }
 
+TEST_CASE("a bound met inside propertyNames stops the pass, at the object it checks") {
+  // (a member name is evaluated as a string of its own, outside the
+  // instance: the error is placed at the root, not searched for there)
+  json loop = json::parse(R"({"$defs": {"loop": {"anyOf": [{"$ref": "#/$defs/loop"},
+                                                          {"type": "string"}]}},
+                              "type": "object", "propertyNames": {"$ref": "#/$defs/loop"}})");
+  auto schema = compile_ok(loop);
+  for (size_t max_errors : {size_t{1}, voxos::all_errors}) {
+    auto result = validate_both(schema, json{{"x", 1}}, max_errors);
+    REQUIRE_FALSE(result.is_valid());
+    CHECK(all_text(result).find("maximum depth of 256") != std::string::npos);
+  }
+}
+
+TEST_CASE("uniqueItems over a large array of scalars is checked in full, quickly") {
+  auto schema = compile_ok(json{{"type", "array"}, {"uniqueItems", true}});
+  json items = json::array();
+  for (int idx = 0; idx < 60'000; ++idx)
+    items.push_back(idx % 3 ? json(idx) : json("s" + std::to_string(idx)));
+  // (integers that share a double are still different items)
+  items.push_back(9007199254740993);
+  items.push_back(9007199254740992);
+  CHECK(validate_both(schema, items).is_valid());
+  items.push_back(30'001.0); // equal to the integer 30001
+  auto duplicate = validate_both(schema, items);
+  REQUIRE_FALSE(duplicate.is_valid());
+  CHECK(duplicate.errors[0].schema_path == "/uniqueItems");
+  CHECK(duplicate.errors[0].constraint.find("unique") != std::string_view::npos);
+}
+
+TEST_CASE("uniqueItems over many objects stops at the work bound instead of comparing every pair") {
+  auto schema = compile_ok(json{{"type", "array"}, {"uniqueItems", true}});
+  json items = json::array();
+  for (int idx = 0; idx < 4'000; ++idx) // 8 million pairs
+    items.push_back({{"k", idx}});
+  for (size_t max_errors : {size_t{1}, voxos::all_errors}) {
+    auto result = validate_both(schema, items, max_errors);
+    REQUIRE_FALSE(result.is_valid());
+    REQUIRE(result.errors.size() == 1);
+    CHECK(result.errors[0].schema_path == "/uniqueItems");
+    CHECK(result.errors[0].constraint.find("work bound") != std::string_view::npos);
+  }
+  // a few hundred objects are compared pair by pair as before
+  items.erase(items.begin() + 300, items.end());
+  CHECK(validate_both(schema, items).is_valid());
+  items.push_back({{"k", 7}});
+  CHECK_FALSE(validate_both(schema, items).is_valid());
+}
+
 TEST_CASE("a large document within the work bound is validated in full") {
   // 200,000 items, each through a two-branch anyOf: a few steps per value
   auto schema = compile_ok(json::parse(
