@@ -10,6 +10,7 @@
 
 #include "config/presets.hpp"
 #include "transport/ascii.hpp"
+#include "transport/unicode_categories.hpp"
 #include "transport/url_policy.hpp"
 
 namespace voxos::maps_grounding {
@@ -332,7 +333,7 @@ std::string decoded(std::string_view raw) {
 bool names_another_url(const std::string& value) {
   auto start = value.find_first_not_of(" \t");
   auto is_slash = [](char ch) { return ch == '/' || ch == '\\'; };
-  return value.find("://") != std::string::npos
+  return value.find("://") != std::string::npos || value.find(":\\") != std::string::npos
          || (start != std::string::npos && start + 1 < value.size() && is_slash(value[start])
              && is_slash(value[start + 1]));
 }
@@ -469,10 +470,55 @@ std::optional<place_card> card_of(const json& view) {
 
 // -- card selection ------------------------------------------------------------------
 
-/// Bytes that continue a word: ASCII letters and digits, and any byte of a
-/// multibyte UTF-8 character (a letter there is never split).
-bool is_word_byte(char ch) {
-  return is_ascii_letter(ch) || (ch >= '0' && ch <= '9') || static_cast<unsigned char>(ch) >= 0x80;
+/// The code point of the UTF-8 character starting at `pos` of `text`, or
+/// U+FFFD for a byte that does not start a well-formed one.
+uint32_t code_point_at(std::string_view text, std::size_t pos) {
+  auto byte = [&](std::size_t at) { return static_cast<unsigned char>(text[at]); };
+  unsigned char lead = byte(pos);
+  if (lead < 0x80)
+    return lead;
+  std::size_t extra = lead >= 0xF8 ? 0 : lead >= 0xF0 ? 3 : lead >= 0xE0 ? 2 : lead >= 0xC0 ? 1 : 0;
+  if (extra == 0) // (a continuation byte, or no lead byte at all)
+    return 0xFFFD;
+  uint32_t out = lead & (0x3F >> extra);
+  for (std::size_t idx = 1; idx <= extra; ++idx) {
+    if (pos + idx >= text.size() || (byte(pos + idx) & 0xC0) != 0x80)
+      return 0xFFFD;
+    out = (out << 6) | (byte(pos + idx) & 0x3F);
+  }
+  return out;
+}
+
+/// The code point of the UTF-8 character that ends just before `end`.
+uint32_t code_point_before(std::string_view text, std::size_t end) {
+  std::size_t start = end - 1;
+  while (start > 0 && end - start < 4 && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80)
+    --start;
+  return code_point_at(text, start);
+}
+
+/// Characters that continue a word of a script written with spaces between
+/// words: cased letters, modifier letters, combining marks, numbers and
+/// connector punctuation. Other letters (Lo: Han, kana, Thai...) and every
+/// punctuation, symbol and space are not: a title beside them is matched
+/// as a whole (scripts without spaces have no word edges to look for).
+bool is_word_character(uint32_t code_point) {
+  switch (category_of(code_point)) {
+  case unicode_category::Lu:
+  case unicode_category::Ll:
+  case unicode_category::Lt:
+  case unicode_category::Lm:
+  case unicode_category::Mn:
+  case unicode_category::Mc:
+  case unicode_category::Me:
+  case unicode_category::Nd:
+  case unicode_category::Nl:
+  case unicode_category::No:
+  case unicode_category::Pc:
+    return true;
+  default:
+    return false;
+  }
 }
 
 /// Where a title occurs in an answer, both lowered.
@@ -483,18 +529,18 @@ struct title_span {
 };
 
 /// The first `max_title_occurrences` whole-word occurrences of `title` in
-/// `text` (a title that starts or ends with a word byte needs a non-word
-/// byte, or the text's edge, on that side).
+/// `text` (a title that starts or ends with a word character needs another
+/// character, or the text's edge, on that side).
 void add_title_spans(std::string_view text, std::string_view title, std::size_t candidate_idx,
                      std::vector<title_span>& out) {
-  bool word_start = is_word_byte(title.front());
-  bool word_end = is_word_byte(title.back());
+  bool word_start = is_word_character(code_point_at(title, 0));
+  bool word_end = is_word_character(code_point_before(title, title.size()));
   std::size_t found = 0;
   for (auto pos = text.find(title); pos != std::string_view::npos && found < max_title_occurrences;
        pos = text.find(title, pos + 1)) {
     std::size_t end = pos + title.size();
-    if ((word_start && pos > 0 && is_word_byte(text[pos - 1]))
-        || (word_end && end < text.size() && is_word_byte(text[end])))
+    if ((word_start && pos > 0 && is_word_character(code_point_before(text, pos)))
+        || (word_end && end < text.size() && is_word_character(code_point_at(text, end))))
       continue;
     out.push_back({pos, end, candidate_idx});
     ++found;
@@ -515,8 +561,11 @@ std::vector<std::pair<std::size_t, std::string>> cited_urls(std::string_view low
   for (auto pos = lowered_answer.find(scheme);
        pos != std::string_view::npos && out.size() < max_cited_urls;
        pos = lowered_answer.find(scheme, pos + scheme.size())) {
-    auto end = answer.find_first_not_of(url_bytes, pos);
-    auto url = answer.substr(pos, end == std::string_view::npos ? answer.size() - pos : end - pos);
+    // (parse_url refuses a URL longer than max_url_bytes: no run of URL
+    // characters is read further, whatever the answer holds)
+    auto window = answer.substr(pos, max_url_bytes + 1);
+    auto end = window.find_first_not_of(url_bytes);
+    auto url = window.substr(0, end == std::string_view::npos ? window.size() : end);
     if (auto whole = supported_maps_url(url))
       out.emplace_back(pos, std::move(*whole));
     auto last = url.find_last_not_of(".,;:!?)]'");

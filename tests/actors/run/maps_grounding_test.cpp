@@ -447,6 +447,7 @@ TEST_CASE("Maps URLs must be https on a supported Maps host and path") {
          "https://www.google.com/maps/search/?api=1&query=%2F%2Fevil.example",
          "https://www.google.com/maps/search/?api=1&query=%5C%5Cevil.example",
          "https://maps.google.com/?q=HTTPS%3A%2F%2Fevil.example",
+         "https://maps.google.com/?q=https:%5C%5Cevil.example",
        })
     CHECK_FALSE_MESSAGE(supported_maps_url(url).has_value(), url);
 }
@@ -772,6 +773,20 @@ TEST_CASE("a title counts as named only as whole words") {
   CHECK(ids_of(select_cards("Bar, then (inn).", {older}))
         == std::vector<std::string>{"ChIJbar", "ChIJinn"});
   CHECK(select_cards("Bar\xc3\xa9 and \xc3\xa9Inn", {older, {}}).empty());
+}
+
+TEST_CASE("punctuation beyond ASCII bounds a name; scripts without spaces match inside text") {
+  std::vector<place_card> search = {card("ChIJl", "Louvre"), card("ChIJc", "Café de Flore"),
+                                    card("ChIJt", "東京タワー"), card("ChIJo", "Orsay")};
+  auto named = [&](const std::string& answer) {
+    return ids_of(select_cards(answer, {search, {}}));
+  };
+  CHECK(named("Visit the Louvre\u2014it opens at 9.") == std::vector<std::string>{"ChIJl"});
+  CHECK(named("the Louvre\u2019s wing") == std::vector<std::string>{"ChIJl"});
+  CHECK(named("\u201cCafé de Flore\u201d is nearby") == std::vector<std::string>{"ChIJc"});
+  CHECK(named("東京タワーは素晴らしい") == std::vector<std::string>{"ChIJt"});
+  // a letter beyond ASCII still continues a word
+  CHECK(named("Orsayé, Louvreß").empty());
 }
 
 TEST_CASE("a title inside a longer title the answer uses is not a mention") {
