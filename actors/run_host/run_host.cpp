@@ -301,7 +301,11 @@ run_host_actor::behavior_type run_host_behavior(self_pointer self, directory_act
               forget_run(self, host, run_id);
               promise.deliver(closed);
             },
-            [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+            [self, promise, run_id, host](caf::error& err) mutable {
+              if (code_of(err) == errc::not_found) // (ended another way)
+                forget_run(self, host, run_id);
+              promise.deliver(std::move(err));
+            });
       });
       return promise;
     },

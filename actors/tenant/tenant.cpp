@@ -937,6 +937,11 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
                  const std::string& location) -> caf::result<std::string> {
       note();
       auto& st = self->state;
+      // (run_host refuses these first; checked here too: they may be written
+      // into records)
+      if (!is_utf8(agent_id) || !is_utf8(caller) || !is_utf8(location))
+        return make_error(errc::bad_json, "run: agent_id, caller_number and location must be "
+                                          "valid UTF-8");
       auto c = parse_channel(chan);
       if (!c)
         return make_error(errc::out_of_range, "channel: not a known channel");

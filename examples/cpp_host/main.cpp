@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
   run_ticket ticket;
   self
     ->request(*run_host, std::chrono::seconds(30), create_atom::value, run_atom::value,
-              std::string{token}, run_start{opts.agent, "owner_text_chat", "", ""})
+              std::string{token}, run_start{opts.agent, "owner_text_chat", "", "", ""})
     .receive([&](run_ticket& t) { ticket = std::move(t); }, fail);
   if (failed)
     return 1;
