@@ -170,6 +170,50 @@ TEST_CASE("invalid arguments are never sent and later calls to that tool are ski
   CHECK(executed == 5);
 }
 
+TEST_CASE("a server's HTTP 422 is an argument rejection: the wave finishes, later waves and the "
+          "exact request again are skipped") {
+  test::run_fixture f;
+  auto run_id = f.start_run();
+  REQUIRE(test::reset_peer_stats(f.peer->port()));
+  auto echo = [](const std::string& id, const std::string& text, bool reject) {
+    json arguments{{"text", text}};
+    if (reject)
+      arguments["reject"] = "422"; // (the peer answers such a call HTTP 422)
+    return json{{"call_id", id}, {"name", "echo"}, {"arguments", arguments}};
+  };
+  // Ten read-only calls: the first is refused by the server, the rest of its
+  // wave of eight completes, the second wave of the tool is not sent.
+  json calls = json::array({echo("c0", "first", true)});
+  for (int idx = 1; idx < 10; ++idx)
+    calls.push_back(echo("c" + std::to_string(idx), "t" + std::to_string(idx), false));
+  auto answered = f.submit(run_id, calls);
+  REQUIRE_MESSAGE(answered.status == 200, answered.raw);
+  const auto& outputs = answered.body["outputs"];
+  REQUIRE(outputs.size() == 10);
+  CHECK(outputs[0]["status"] == "rejected");
+  CHECK(outputs[0]["output"]["usable_result"] == false);
+  for (int idx = 1; idx < 8; ++idx)
+    CHECK(outputs[idx]["status"] == "ok");
+  for (int idx : {8, 9}) {
+    CHECK(outputs[idx]["status"] == "skipped");
+    CHECK(outputs[idx]["output"]["message"].get<std::string>().find("rejected an earlier call")
+          != std::string::npos);
+  }
+  auto stats = test::peer_stats(f.peer->port());
+  CHECK(stats["tools_call_received"] == 8);
+  CHECK(stats["http"]["rejected_422"] == 1);
+  CHECK(stats["peak_in_flight"] <= 7); // (the rejected call never reached a handler)
+
+  // The exact rejected request, repeated in the next round, is not sent; a
+  // changed one is.
+  auto again =
+    f.submit(run_id, json::array({echo("r0", "first", true), echo("r1", "next", false)}));
+  REQUIRE_MESSAGE(again.status == 200, again.raw);
+  CHECK(again.body["outputs"][0]["status"] == "skipped");
+  CHECK(again.body["outputs"][1]["status"] == "ok");
+  CHECK(test::peer_stats(f.peer->port())["tools_call_received"] == 9);
+}
+
 TEST_CASE("cancelling a run cancels every call in flight at the peer") {
   test::run_fixture f;
   auto run_id = f.start_run();

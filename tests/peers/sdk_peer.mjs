@@ -22,6 +22,9 @@
 // Once listening it prints exactly one line, "listening <port>", to stdout,
 // and nothing else there (diagnostics go to stderr).
 //
+// A tools/call whose arguments hold "reject": "422" is answered HTTP 422
+// before the SDK sees it (see handleMcp).
+//
 // Routes: POST/GET/DELETE /mcp (MCP), GET /stats (counters as JSON),
 // POST /stats/reset. The stats routes are plain HTTP, so reading them changes
 // nothing. Counters: tools/call received (before validation), each JSON-RPC
@@ -84,7 +87,7 @@ function freshStats() {
     peak_in_flight: 0,
     cancelled: 0,
     tools: {},
-    http: { requests: 0, dropped_posts: 0 },
+    http: { requests: 0, dropped_posts: 0, rejected_422: 0 },
     sessions: { open: 0, opened: 0 },
   };
 }
@@ -388,6 +391,17 @@ async function handleMcp(req, res) {
     } catch {
       return sendJson(res, 400, rpcError(-32700, "Parse error"));
     }
+  }
+
+  // HTTP 422 for a tools/call whose arguments carry "reject": "422" (any
+  // tool): what a server that validates requests in its web framework
+  // answers (FastAPI, for one). The SDK answers invalid arguments with an
+  // isError result instead, so this one behaviour is written here, in front
+  // of it: the peer for the runtime's argument-rejection rules.
+  if (body?.method === "tools/call" && body.params?.arguments?.reject === "422") {
+    countMessage(body);
+    ++stats.http.rejected_422;
+    return sendJson(res, 422, { detail: "unprocessable arguments" });
   }
 
   if (options.stateless) {
