@@ -2739,75 +2739,91 @@ template <bool Collect>
   return valid;
 }
 
-/// A hash of a scalar item consistent with `equal`: equal items hash alike
-/// (numbers by their double value: 1 and 1.0 are equal; integers that only
-/// share a double are told apart by `equal` afterwards).
-uint64_t scalar_hash(element item) {
+/// A hash of a value consistent with `equal`: equal values hash alike.
+/// Numbers by their double value (1 and 1.0 are equal; integers that only
+/// share a double are told apart by `equal` afterwards), arrays in order,
+/// objects whatever their member order.
+uint64_t value_hash(element value) {
   auto mix = [](uint64_t seed, uint64_t value) {
     value ^= seed + 0x9E3779B97F4A7C15ull + (value << 6) + (value >> 2);
     return value * 0xBF58476D1CE4E5B9ull;
   };
-  switch (item.tape_type()) {
+  auto bytes_hash = [](std::string_view text) {
+    uint64_t hash = 14695981039346656037ull;
+    for (char ch : text)
+      hash = (hash ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
+    return hash;
+  };
+  switch (value.tape_type()) {
   case 'l':
   case 'u':
   case 'd': {
-    double number = number_of(item).value;
+    double number = number_of(value).value;
     if (number == 0)
       number = 0; // (-0.0 equals 0)
     uint64_t bits;
     std::memcpy(&bits, &number, sizeof bits);
     return mix('n', bits);
   }
-  case '"': {
-    uint64_t hash = 14695981039346656037ull;
-    for (char ch : item.string())
-      hash = (hash ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
-    return mix('s', hash);
+  case '"':
+    return mix('s', bytes_hash(value.string()));
+  case '[': {
+    uint64_t hash = 'a';
+    for (element item : value.array())
+      hash = mix(hash, value_hash(item));
+    return hash;
   }
-  default:
-    return mix(static_cast<uint64_t>(item.tape_type()), 0);
+  case '{': {
+    uint64_t sum = 0; // (a sum: member order does not count)
+    for (auto field : value.object())
+      sum += mix(bytes_hash(field.key), value_hash(field.value));
+    return mix('o', sum);
+  }
+  default: // 't', 'f', 'n'
+    return mix(static_cast<uint64_t>(value.tape_type()), 0);
   }
 }
 
 /// Whether the items are pairwise unequal (uniqueItems). Up to
-/// `unique_pairs_direct` pairs are compared directly. Past it, an array of
-/// scalars is checked in n log n (its items sorted by a hash, and only
-/// items that share one compared); other arrays compare their pairs, each
-/// counted against the work bound, which stops the pass when they are too
-/// many. False when the pass stopped.
+/// `unique_pairs_direct` pairs are compared directly; a longer array is
+/// checked in n log n: its items sorted by value_hash, and only items that
+/// share a hash compared. Every comparison counts against the work bound
+/// (a document crafted so that many items share a hash stops there). False
+/// when the pass stopped.
 bool all_unique(eval_context& ctx, detail::tape_array array) {
   constexpr uint64_t unique_pairs_direct = 4096;
-  uint64_t items = array.size();
-  uint64_t pairs = items < 2 ? 0 : items * (items - 1) / 2;
-  bool scalars = pairs > unique_pairs_direct;
-  for (auto item = array.begin(); scalars && item != array.end(); ++item)
-    scalars = (*item).tape_type() != '{' && (*item).tape_type() != '[';
-  if (scalars) {
-    std::vector<std::pair<uint64_t, const uint64_t*>> hashed;
-    hashed.reserve(items);
-    for (element item : array)
-      hashed.emplace_back(scalar_hash(item), item.word());
-    std::sort(hashed.begin(), hashed.end());
-    const auto& doc = array.container().document();
-    for (size_t first = 0; first < hashed.size(); ++first)
-      for (size_t second = first + 1;
-           second < hashed.size() && hashed[second].first == hashed[first].first; ++second)
-        if (equal(element{doc, hashed[first].second}, element{doc, hashed[second].second}))
-          return false;
-    return true;
-  }
-  ctx.steps += pairs;
-  if (ctx.steps > ctx.max_steps) {
+  auto stop = [&] {
     ctx.stop_reason = too_much_work;
     ctx.stop_value = array.container().word(); // (the caller names the schema path)
     return false;
+  };
+  uint64_t items = array.size();
+  uint64_t pairs = items < 2 ? 0 : items * (items - 1) / 2;
+  if (pairs <= unique_pairs_direct) {
+    ctx.steps += pairs;
+    for (auto first = array.begin(); first != array.end(); ++first) {
+      auto second = first;
+      for (++second; second != array.end(); ++second)
+        if (equal(*first, *second))
+          return false;
+    }
+    return ctx.steps <= ctx.max_steps || stop();
   }
-  for (auto first = array.begin(); first != array.end(); ++first) {
-    auto second = first;
-    for (++second; second != array.end(); ++second)
-      if (equal(*first, *second))
+  ctx.steps += items;
+  std::vector<std::pair<uint64_t, const uint64_t*>> hashed;
+  hashed.reserve(items);
+  for (element item : array)
+    hashed.emplace_back(value_hash(item), item.word());
+  std::sort(hashed.begin(), hashed.end());
+  const auto& doc = array.container().document();
+  for (size_t first = 0; first < hashed.size(); ++first)
+    for (size_t second = first + 1;
+         second < hashed.size() && hashed[second].first == hashed[first].first; ++second) {
+      if (++ctx.steps > ctx.max_steps)
+        return stop();
+      if (equal(element{doc, hashed[first].second}, element{doc, hashed[second].second}))
         return false;
-  }
+    }
   return true;
 }
 
