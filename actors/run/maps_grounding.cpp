@@ -497,17 +497,43 @@ uint32_t code_point_before(std::string_view text, std::size_t end) {
   return code_point_at(text, start);
 }
 
-/// Characters that continue a word of a script written with spaces between
-/// words: cased letters, modifier letters, combining marks, numbers and
-/// connector punctuation. Other letters (Lo: Han, kana, Thai...) and every
-/// punctuation, symbol and space are not: a title beside them is matched
-/// as a whole (scripts without spaces have no word edges to look for).
+/// Scripts written without spaces between words (Thai, Lao, Tibetan,
+/// Myanmar, Khmer, kana, Han): a name in them has no word edges to look
+/// for.
+bool is_spaceless_script(uint32_t code_point) {
+  static constexpr std::pair<uint32_t, uint32_t> ranges[] = {
+    {0x0E00, 0x0EFF},   // Thai, Lao
+    {0x0F00, 0x0FFF},   // Tibetan
+    {0x1000, 0x109F},   // Myanmar
+    {0x1780, 0x17FF},   // Khmer
+    {0x19E0, 0x19FF},   // Khmer symbols
+    {0x2E80, 0x2FDF},   // CJK radicals
+    {0x3005, 0x3007},   // ideographic iteration and zero
+    {0x3040, 0x30FF},   // Hiragana, Katakana
+    {0x31F0, 0x31FF},   // Katakana extensions
+    {0x3400, 0x4DBF},   // CJK extension A
+    {0x4E00, 0x9FFF},   // CJK unified ideographs
+    {0xF900, 0xFAFF},   // CJK compatibility ideographs
+    {0xFF66, 0xFF9F},   // halfwidth Katakana
+    {0x20000, 0x3FFFF}, // CJK extensions B..
+  };
+  return std::any_of(std::begin(ranges), std::end(ranges), [&](const auto& range) {
+    return code_point >= range.first && code_point <= range.second;
+  });
+}
+
+/// Characters that continue a word: letters, combining marks, numbers and
+/// connector punctuation, outside the scripts written without spaces.
+/// Punctuation (an em dash, curly quotes), symbols and spaces end one.
 bool is_word_character(uint32_t code_point) {
+  if (is_spaceless_script(code_point))
+    return false;
   switch (category_of(code_point)) {
   case unicode_category::Lu:
   case unicode_category::Ll:
   case unicode_category::Lt:
   case unicode_category::Lm:
+  case unicode_category::Lo:
   case unicode_category::Mn:
   case unicode_category::Mc:
   case unicode_category::Me:
@@ -568,8 +594,11 @@ std::vector<std::pair<std::size_t, std::string>> cited_urls(std::string_view low
     auto url = window.substr(0, end == std::string_view::npos ? window.size() : end);
     if (auto whole = supported_maps_url(url))
       out.emplace_back(pos, std::move(*whole));
+    // (trailing punctuation is the run's own end only when the window did
+    // not cut the run)
+    bool whole_run = end != std::string_view::npos || window.size() <= max_url_bytes;
     auto last = url.find_last_not_of(".,;:!?)]'");
-    if (last != std::string_view::npos && last + 1 < url.size())
+    if (whole_run && last != std::string_view::npos && last + 1 < url.size())
       if (auto trimmed = supported_maps_url(url.substr(0, last + 1)))
         out.emplace_back(pos, std::move(*trimmed));
   }

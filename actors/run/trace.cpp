@@ -182,6 +182,9 @@ result<trace_record> read_trace(std::istream& in) {
     if (!doc.is_object() || !doc.contains("type") || !doc["type"].is_string())
       return bad_line(line_no, "expected a JSON object with a \"type\"");
     auto type = doc["type"].get<std::string>();
+    if (type == "truncated") // (even before a header: the header alone may pass the bound)
+      return bad_line(line_no, "the trace was truncated at run.trace_max_bytes; what followed "
+                               "was not recorded");
     try {
       if (type == "header") {
         if (have_header)
@@ -249,9 +252,6 @@ result<trace_record> read_trace(std::istream& in) {
           step.during_round = doc.value("during_round", false);
         }
         out.between.push_back(std::move(step));
-      } else if (type == "truncated") {
-        return bad_line(line_no, "the trace was truncated at run.trace_max_bytes; what followed "
-                                 "was not recorded");
       } else if (type == "cancel") {
         // during a round: before its outputs (its calls answered as
         // cancelled); after them the run was idle, and no output changed

@@ -133,14 +133,17 @@ std::optional<caf::error> not_utf8(const std::vector<tool_call>& calls) {
   return std::nullopt;
 }
 
-/// Forgets a run that ended; a host with no run left is no longer watched.
-void forget_run(self_pointer self, const caf::actor_addr& host, const std::string& run_id) {
+/// Forgets a run of `tenant` that ended; a host with no run left is no
+/// longer watched.
+void forget_run(self_pointer self, const caf::actor_addr& host, const tenant_actor& tenant,
+                const std::string& run_id) {
   auto found = self->state.runs_by_host.find(host);
   if (found == self->state.runs_by_host.end())
     return;
   auto& runs = found->second.runs;
-  auto kept = std::remove_if(runs.begin(), runs.end(),
-                             [&](const hosted_run& r) { return r.run_id == run_id; });
+  auto kept = std::remove_if(runs.begin(), runs.end(), [&](const hosted_run& r) {
+    return r.run_id == run_id && r.tenant == tenant;
+  });
   self->state.metrics->hosted_runs.fetch_sub(static_cast<uint64_t>(runs.end() - kept));
   runs.erase(kept, runs.end());
   // the next check comes when the list doubles what is left
@@ -165,9 +168,9 @@ void remember_run(self_pointer self, const caf::actor_addr& host, hosted_run run
   for (const auto& known : entry.runs)
     self->request(known.tenant, prune_timeout, health_atom::value, run_atom::value, known.run_id)
       .then([](const std::string&) {},
-            [self, host, run_id = known.run_id](caf::error& err) {
+            [self, host, tenant = known.tenant, run_id = known.run_id](caf::error& err) {
               if (code_of(err) == errc::not_found)
-                forget_run(self, host, run_id);
+                forget_run(self, host, tenant, run_id);
             });
 }
 
@@ -279,7 +282,9 @@ run_host_actor::behavior_type run_host_behavior(self_pointer self, directory_act
       auto host = caf::actor_cast<caf::actor_addr>(self->current_sender());
       auto promise = self->make_response_promise<std::string>();
       with_tenant(self, token, promise, [self, promise, run_id, host](tenant_actor t) mutable {
-        forget_run(self, host, run_id);
+        // (a run of this tenant only: another tenant's token cancels nothing
+        // and unwatches nothing)
+        forget_run(self, host, t, run_id);
         promise.delegate(t, cancel_atom::value, run_atom::value, run_id);
       });
       return promise;
@@ -297,13 +302,13 @@ run_host_actor::behavior_type run_host_behavior(self_pointer self, directory_act
         // run watched, so the host's disconnection still cancels it)
         self->request(t, caf::infinite, close_atom::value, run_atom::value, run_id)
           .then(
-            [self, promise, run_id, host](bool closed) mutable {
-              forget_run(self, host, run_id);
+            [self, promise, run_id, host, t](bool closed) mutable {
+              forget_run(self, host, t, run_id);
               promise.deliver(closed);
             },
-            [self, promise, run_id, host](caf::error& err) mutable {
+            [self, promise, run_id, host, t](caf::error& err) mutable {
               if (code_of(err) == errc::not_found) // (ended another way)
-                forget_run(self, host, run_id);
+                forget_run(self, host, t, run_id);
               promise.deliver(std::move(err));
             });
       });

@@ -785,8 +785,15 @@ TEST_CASE("punctuation beyond ASCII bounds a name; scripts without spaces match 
   CHECK(named("the Louvre\u2019s wing") == std::vector<std::string>{"ChIJl"});
   CHECK(named("\u201cCafé de Flore\u201d is nearby") == std::vector<std::string>{"ChIJc"});
   CHECK(named("東京タワーは素晴らしい") == std::vector<std::string>{"ChIJt"});
-  // a letter beyond ASCII still continues a word
+  // a letter beyond ASCII still continues a word, in scripts written with
+  // spaces too (Hangul, Arabic)
   CHECK(named("Orsayé, Louvreß").empty());
+  std::vector<place_card> spaced = {card("ChIJs", "서울"), card("ChIJm", "مصر")};
+  auto named_spaced = [&](const std::string& answer) {
+    return ids_of(select_cards(answer, {spaced, {}}));
+  };
+  CHECK(named_spaced("서울역 앞에서 만나요, مصري").empty());
+  CHECK(named_spaced("서울 and مصر.") == std::vector<std::string>{"ChIJs", "ChIJm"});
 }
 
 TEST_CASE("a title inside a longer title the answer uses is not a mention") {
@@ -812,6 +819,15 @@ TEST_CASE("a cited Maps URL counts in any spelling that normalises to the card's
                 + "(https://www.google.com/maps/place/Caf%c3%a9).";
   auto out = select_cards(answer, {older, recent});
   CHECK(ids_of(out) == std::vector<std::string>{"ChIJx3", "ChIJx2", "ChIJx1", "ChIJr1"});
+  // a long URL followed by more URL characters is not read as that URL
+  // with its punctuation trimmed: the run is longer than any URL
+  auto long_card = card("ChIJlong", "Yy");
+  std::string long_url = "https://maps.google.com/?q=";
+  long_url += std::string(2045 - long_url.size(), 'a');
+  long_card.place_url = *supported_maps_url(long_url);
+  CHECK(select_cards(long_url + "....xyz", {{long_card}, {}}).empty());
+  CHECK(ids_of(select_cards("See " + long_url + ".", {{long_card}, {}}))
+        == std::vector<std::string>{"ChIJlong"});
   // a URL that is not a supported Maps destination cites nothing
   CHECK(
     select_cards("https://maps.google.com/url?q=https://x.example&cid=77", {older, {}}).empty());
