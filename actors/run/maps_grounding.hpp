@@ -200,9 +200,10 @@ std::optional<std::string> supported_maps_url(std::string_view url);
 /// place ID.
 ///  1. Places the answer names or cites, in the order they first appear: a
 ///     name is the title as whole words, ASCII-case-insensitive (titles of
-///     at least `min_named_title_bytes`; "Bar" is not named by "Barcelona"),
-///     and not inside a longer title the answer uses at that place ("Louvre"
-///     in "Musée du Louvre"); a citation is the exact place ID, or a Maps URL
+///     at least `min_named_title_bytes`; "Bar" is not named by "Barcelona";
+///     word edges by Unicode category, none in scripts written without
+///     spaces such as Han, kana or Thai), and not inside a longer title the
+///     answer uses at that place ("Louvre" in "Musée du Louvre"); a citation is the exact place ID, or a Maps URL
 ///     in the answer whose normalised form (supported_maps_url) is the
 ///     card's place or directions URL. Ties at one position go to the longer
 ///     title, then the more recent search.
