@@ -775,7 +775,7 @@ TEST_CASE("a title counts as named only as whole words") {
   CHECK(select_cards("Bar\xc3\xa9 and \xc3\xa9Inn", {older, {}}).empty());
 }
 
-TEST_CASE("punctuation beyond ASCII bounds a name; scripts without spaces match inside text") {
+TEST_CASE("punctuation beyond ASCII bounds a name, and scripts without spaces match inside text") {
   std::vector<place_card> search = {card("ChIJl", "Louvre"), card("ChIJc", "Café de Flore"),
                                     card("ChIJt", "東京タワー"), card("ChIJo", "Orsay")};
   auto named = [&](const std::string& answer) {
