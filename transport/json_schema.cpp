@@ -599,18 +599,6 @@ bool parse_quantifier(std::string_view source, size_t& pos, int& least, int& mos
   return true;
 }
 
-/// Length of the UTF-8 sequence at `text[pos]` and its code point.
-size_t decode_utf8(std::string_view text, size_t pos, uint32_t& code_point) {
-  auto byte = static_cast<unsigned char>(text[pos]);
-  size_t length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : byte >= 0xC0 ? 2 : 1;
-  if (pos + length > text.size())
-    length = 1;
-  code_point = length == 1 ? byte : byte & (0x7F >> length);
-  for (size_t idx = 1; idx < length; ++idx)
-    code_point = (code_point << 6) | (static_cast<unsigned char>(text[pos + idx]) & 0x3F);
-  return length;
-}
-
 } // namespace
 
 std::optional<simple_pattern> simple_pattern::recognise(std::string_view source) {
@@ -1046,25 +1034,11 @@ std::string escape_pointer_token(const std::string& token) {
 
 /// Follows a decoded JSON pointer inside `doc`; nullptr when it leads nowhere.
 const json* follow_pointer(const json& doc, const std::string& pointer) {
-  const json* current = &doc;
-  size_t start = 1;
-  if (pointer.empty())
-    return current;
-  if (pointer[0] != '/')
+  auto tokens = pointer_tokens(pointer);
+  if (!tokens)
     return nullptr;
-  while (start <= pointer.size()) {
-    auto slash = pointer.find('/', start);
-    std::string raw =
-      pointer.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
-    std::string token;
-    for (size_t pos = 0; pos < raw.size(); ++pos) {
-      if (raw[pos] == '~' && pos + 1 < raw.size()) {
-        token += raw[pos + 1] == '1' ? '/' : '~';
-        ++pos;
-      } else {
-        token += raw[pos];
-      }
-    }
+  const json* current = &doc;
+  for (const auto& token : *tokens) {
     if (current->is_object()) {
       auto found = current->find(token);
       if (found == current->end())
@@ -1080,9 +1054,6 @@ const json* follow_pointer(const json& doc, const std::string& pointer) {
     } else {
       return nullptr;
     }
-    if (slash == std::string::npos)
-      break;
-    start = slash + 1;
   }
   return current;
 }
@@ -2440,10 +2411,10 @@ struct eval_context {
   uint64_t max_steps = validation_steps_base;
   std::string_view stop_reason;         ///< set: the pass stopped
   const uint64_t* stop_value = nullptr; ///< where: the value's tape word (null: the root)
+  std::string_view stop_schema_path;    ///< and the schema
   /// The instance's tape words (a propertyNames key is evaluated outside it).
   const uint64_t* tape_begin = nullptr;
   const uint64_t* tape_end = nullptr;
-  std::string_view stop_schema_path; ///< and the schema
   bool stopped() const noexcept { return !stop_reason.empty(); }
   bool dynamic = false;
   int scope_size = 0;
@@ -2681,7 +2652,23 @@ template <bool Collect>
   return valid;
 }
 
-bool all_unique(eval_context& ctx, detail::tape_array array);
+/// What all_unique found.
+enum class uniqueness : uint8_t { unique, repeated, past_work_bound };
+uniqueness all_unique(eval_context& ctx, detail::tape_array array);
+
+/// Stops the pass at a bound (`reason`), at `value` of the schema at
+/// `schema_path`; the collecting pass lists the stop as its error. False.
+template <bool Collect>
+bool stop_pass(eval_context& ctx, std::string_view reason, element value,
+               std::string_view schema_path, const path_link* at) {
+  ctx.stop_reason = reason;
+  if (value.word() >= ctx.tape_begin && value.word() < ctx.tape_end)
+    ctx.stop_value = value.word();
+  ctx.stop_schema_path = schema_path;
+  if constexpr (Collect)
+    ctx.errors->push_back({to_pointer(at), schema_path, reason});
+  return false;
+}
 
 /// An array against a node with type and item keywords only: the errors
 /// `check` lists, in its order.
@@ -2708,14 +2695,12 @@ template <bool Collect>
     if (node.max_items && size > *node.max_items && !bound(failing::max_items))
       return false;
   }
-  if (node.unique_items && !all_unique(ctx, array)) {
-    if (ctx.stopped()) {
-      ctx.stop_schema_path = node.text(failing::unique_items).schema_path;
-      if constexpr (Collect)
-        list_error(ctx, ctx.stop_schema_path, ctx.stop_reason, at);
-      return false;
-    }
-    if (!bound(failing::unique_items))
+  if (node.unique_items) {
+    auto unique = all_unique(ctx, array);
+    if (unique == uniqueness::past_work_bound)
+      return stop_pass<Collect>(ctx, too_much_work, array.container(),
+                                node.text(failing::unique_items).schema_path, at);
+    if (unique == uniqueness::repeated && !bound(failing::unique_items))
       return false;
   }
   size_t item_idx = 0;
@@ -2787,16 +2772,10 @@ uint64_t value_hash(element value) {
 /// Whether the items are pairwise unequal (uniqueItems). Up to
 /// `unique_pairs_direct` pairs are compared directly; a longer array is
 /// checked in n log n: its items sorted by value_hash, and only items that
-/// share a hash compared. Every comparison counts against the work bound
-/// (a document crafted so that many items share a hash stops there). False
-/// when the pass stopped.
-bool all_unique(eval_context& ctx, detail::tape_array array) {
+/// share a hash compared. Every comparison counts against the work bound (a
+/// document crafted so that many items share a hash meets it).
+uniqueness all_unique(eval_context& ctx, detail::tape_array array) {
   constexpr uint64_t unique_pairs_direct = 4096;
-  auto stop = [&] {
-    ctx.stop_reason = too_much_work;
-    ctx.stop_value = array.container().word(); // (the caller names the schema path)
-    return false;
-  };
   uint64_t items = array.size();
   uint64_t pairs = items < 2 ? 0 : items * (items - 1) / 2;
   if (pairs <= unique_pairs_direct) {
@@ -2805,9 +2784,9 @@ bool all_unique(eval_context& ctx, detail::tape_array array) {
       auto second = first;
       for (++second; second != array.end(); ++second)
         if (equal(*first, *second))
-          return false;
+          return uniqueness::repeated;
     }
-    return ctx.steps <= ctx.max_steps || stop();
+    return ctx.steps <= ctx.max_steps ? uniqueness::unique : uniqueness::past_work_bound;
   }
   ctx.steps += items;
   std::vector<std::pair<uint64_t, const uint64_t*>> hashed;
@@ -2820,11 +2799,11 @@ bool all_unique(eval_context& ctx, detail::tape_array array) {
     for (size_t second = first + 1;
          second < hashed.size() && hashed[second].first == hashed[first].first; ++second) {
       if (++ctx.steps > ctx.max_steps)
-        return stop();
+        return uniqueness::past_work_bound;
       if (equal(element{doc, hashed[first].second}, element{doc, hashed[second].second}))
-        return false;
+        return uniqueness::repeated;
     }
-  return true;
+  return uniqueness::unique;
 }
 
 /// Checks `value` against `node`. `Collect` false: the boolean pass, stops at
@@ -2837,13 +2816,8 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
   if (ctx.stopped())
     return false;
   if (depth > max_validation_depth || ++ctx.steps > ctx.max_steps) {
-    ctx.stop_reason = depth > max_validation_depth ? too_deep : too_much_work;
-    if (value.word() >= ctx.tape_begin && value.word() < ctx.tape_end)
-      ctx.stop_value = value.word();
-    ctx.stop_schema_path = node.path;
-    if constexpr (Collect)
-      ctx.errors->push_back({to_pointer(at), node.path, ctx.stop_reason});
-    return false;
+    return stop_pass<Collect>(ctx, depth > max_validation_depth ? too_deep : too_much_work, value,
+                              node.path, at);
   }
   if (node.is_leaf) {
     if (leaf_valid(node, value))
@@ -3041,14 +3015,12 @@ bool check(eval_context& ctx, const schema_node& node, element value, const path
       return false;
     if (node.max_items && size > *node.max_items && !fail(failing::max_items, at))
       return false;
-    if (node.unique_items && !all_unique(ctx, array)) {
-      if (ctx.stopped()) {
-        ctx.stop_schema_path = node.text(failing::unique_items).schema_path;
-        if constexpr (Collect)
-          ctx.errors->push_back({to_pointer(at), ctx.stop_schema_path, ctx.stop_reason});
-        return false;
-      }
-      if (!fail(failing::unique_items, at))
+    if (node.unique_items) {
+      auto unique = all_unique(ctx, array);
+      if (unique == uniqueness::past_work_bound)
+        return stop_pass<Collect>(ctx, too_much_work, value,
+                                  node.text(failing::unique_items).schema_path, at);
+      if (unique == uniqueness::repeated && !fail(failing::unique_items, at))
         return false;
     }
     if (!node.prefix_items.empty() || node.items) {
@@ -3220,6 +3192,31 @@ schema_error first_error(const eval_context& ctx, element root) {
 }
 
 } // namespace
+
+std::optional<std::vector<std::string>> pointer_tokens(std::string_view pointer) {
+  std::vector<std::string> out;
+  if (pointer.empty())
+    return out;
+  if (pointer[0] != '/')
+    return std::nullopt;
+  for (size_t start = 1;;) {
+    auto slash = pointer.find('/', start);
+    auto raw = pointer.substr(start, slash == std::string_view::npos ? pointer.size() - start
+                                                                     : slash - start);
+    auto& token = out.emplace_back();
+    for (size_t pos = 0; pos < raw.size(); ++pos) {
+      if (raw[pos] == '~' && pos + 1 < raw.size()) {
+        token += raw[pos + 1] == '1' ? '/' : '~';
+        ++pos;
+      } else {
+        token += raw[pos];
+      }
+    }
+    if (slash == std::string_view::npos)
+      return out;
+    start = slash + 1;
+  }
+}
 
 result<compiled_schema> compile_schema(const json& schema, schema_draft default_draft,
                                        const schema_loader& loader) {

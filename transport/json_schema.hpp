@@ -147,6 +147,11 @@ struct schema_error {
   std::string_view constraint;  ///< e.g. "required property 'x' is missing"
 };
 
+/// The reference tokens of a JSON pointer, unescaped (RFC 6901: "~1" is
+/// '/', "~0" is '~'); none for "", nullopt for a text that does not start
+/// with '/'.
+std::optional<std::vector<std::string>> pointer_tokens(std::string_view pointer);
+
 struct validation_result {
   std::vector<schema_error> errors;
   std::shared_ptr<const void> texts; ///< keeps the errors' views valid

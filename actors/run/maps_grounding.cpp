@@ -470,26 +470,14 @@ std::optional<place_card> card_of(const json& view) {
 
 // -- card selection ------------------------------------------------------------------
 
-/// The code point of the UTF-8 character starting at `pos` of `text`, or
-/// U+FFFD for a byte that does not start a well-formed one.
+/// The code point of the character starting at `pos` of `text` (UTF-8).
 uint32_t code_point_at(std::string_view text, std::size_t pos) {
-  auto byte = [&](std::size_t at) { return static_cast<unsigned char>(text[at]); };
-  unsigned char lead = byte(pos);
-  if (lead < 0x80)
-    return lead;
-  std::size_t extra = lead >= 0xF8 ? 0 : lead >= 0xF0 ? 3 : lead >= 0xE0 ? 2 : lead >= 0xC0 ? 1 : 0;
-  if (extra == 0) // (a continuation byte, or no lead byte at all)
-    return 0xFFFD;
-  uint32_t out = lead & (0x3F >> extra);
-  for (std::size_t idx = 1; idx <= extra; ++idx) {
-    if (pos + idx >= text.size() || (byte(pos + idx) & 0xC0) != 0x80)
-      return 0xFFFD;
-    out = (out << 6) | (byte(pos + idx) & 0x3F);
-  }
-  return out;
+  uint32_t code_point = 0;
+  decode_utf8(text, pos, code_point);
+  return code_point;
 }
 
-/// The code point of the UTF-8 character that ends just before `end`.
+/// The code point of the character that ends just before `end`.
 uint32_t code_point_before(std::string_view text, std::size_t end) {
   std::size_t start = end - 1;
   while (start > 0 && end - start < 4 && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80)

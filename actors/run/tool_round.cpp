@@ -189,19 +189,10 @@ const tool_validator* validator_for(const view_entry& e, run_memory& memory) {
 /// for the root.
 std::string visible_path(std::string_view path, simdjson::dom::element at,
                          const std::unordered_set<std::string>& declared) {
-  std::string out;
-  while (path.size() > 1 && path.front() == '/') {
-    auto end = path.find('/', 1);
-    auto raw = path.substr(1, end == std::string_view::npos ? path.size() - 1 : end - 1);
-    std::string token; // (RFC 6901: "~1" is '/', "~0" is '~')
-    for (std::size_t idx = 0; idx < raw.size(); ++idx) {
-      if (raw[idx] == '~' && idx + 1 < raw.size()) {
-        token += raw[idx + 1] == '1' ? '/' : '~';
-        ++idx;
-      } else {
-        token += raw[idx];
-      }
-    }
+  auto tokens = pointer_tokens(path);
+  std::size_t kept = 0;
+  for (; tokens && kept < tokens->size(); ++kept) {
+    const auto& token = (*tokens)[kept];
     simdjson::dom::element next;
     if (at.is_array()) {
       uint64_t index = 0;
@@ -213,11 +204,15 @@ std::string visible_path(std::string_view path, simdjson::dom::element at,
                || at[token].get(next) != simdjson::SUCCESS) {
       break;
     }
-    out.append("/").append(raw);
     at = next;
-    path = end == std::string_view::npos ? std::string_view{} : path.substr(end);
   }
-  return out.empty() ? "/" : out;
+  if (kept == 0)
+    return "/";
+  // (the path as written, up to the '/' that starts the first token cut)
+  std::size_t cut = 0;
+  for (std::size_t token_idx = 0; token_idx < kept && cut != std::string_view::npos; ++token_idx)
+    cut = path.find('/', cut + 1);
+  return std::string{path.substr(0, cut)};
 }
 
 /// Validates `args` against the entry's schema; on failure answers the call.

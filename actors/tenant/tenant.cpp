@@ -30,7 +30,6 @@
 #include "messages/error.hpp"
 #include "storage/digest.hpp"
 #include "storage/vault.hpp"
-#include "transport/json_text.hpp"
 #include "transport/url_policy.hpp"
 
 namespace voxos {
@@ -937,11 +936,6 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
                  const std::string& location) -> caf::result<std::string> {
       note();
       auto& st = self->state;
-      // (run_host refuses these first; checked here too: they may be written
-      // into records)
-      if (!is_utf8(agent_id) || !is_utf8(caller) || !is_utf8(location))
-        return make_error(errc::bad_json, "run: agent_id, caller_number and location must be "
-                                          "valid UTF-8");
       auto c = parse_channel(chan);
       if (!c)
         return make_error(errc::out_of_range, "channel: not a known channel");
@@ -1049,8 +1043,6 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
         return make_error(errc::not_found, "no live run with this id for this tenant");
       if (user.size() > max_turn_text_bytes || assistant.size() > max_turn_text_bytes)
         return make_error(errc::out_of_range, "turn: user and assistant text at most 64 KiB each");
-      if (!is_utf8(user) || !is_utf8(assistant))
-        return make_error(errc::bad_json, "turn: user and assistant text must be valid UTF-8");
       auto chat_id = found->second.chat_id;
       auto run = found->second.actor;
       auto turn = ++found->second.turns;
