@@ -4,8 +4,8 @@
 // invalid instance it also checks that the first error alone is the first of
 // every error.
 //
-// The suite lives in the shared data folder beside the checkout:
-// ${VOXOS_SOURCE_DIR}/../shared/data/json-schema-test-suite. Remote
+// The suite's files are kept in the project, pinned to the upstream commit
+// named in tests/data/json-schema-test-suite/SOURCE (with its LICENSE). Remote
 // references (http://localhost:1234/...) are served from its remotes/ folder.
 // Set VOXOS_WRITE_EXPECTED_FAILURES=1 to rewrite the expected-failures file.
 #include "transport/json_schema.hpp"
@@ -27,7 +27,7 @@ using nlohmann::json;
 namespace {
 
 const fs::path suite_dir =
-  fs::path(VOXOS_SOURCE_DIR) / ".." / "shared" / "data" / "json-schema-test-suite";
+  fs::path(VOXOS_SOURCE_DIR) / "tests" / "data" / "json-schema-test-suite";
 const fs::path expected_failures_file =
   fs::path(VOXOS_SOURCE_DIR) / "tests" / "data" / "json-schema" / "expected-failures.txt";
 
