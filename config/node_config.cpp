@@ -511,7 +511,8 @@ constexpr const char* bind_expectation = "an IPv4 or IPv6 address literal or \"l
 
 status parse_http(const object_reader& in, http_config& out) {
   VOXOS_RETURN_IF_ERROR(in.allow_only({"bind", "port", "public_base_url", "max_body_bytes",
-                                       "threads", "max_held_requests", "max_held_per_tenant"}));
+                                       "threads", "max_held_requests", "max_held_per_tenant",
+                                       "max_header_lines", "max_header_bytes"}));
   VOXOS_RETURN_IF_ERROR(in.string("bind", out.bind, is_bind_address, bind_expectation));
   VOXOS_RETURN_IF_ERROR(in.integer("port", 0, 65535, out.port));
   VOXOS_RETURN_IF_ERROR(
@@ -524,6 +525,8 @@ status parse_http(const object_reader& in, http_config& out) {
   VOXOS_RETURN_IF_ERROR(in.integer("max_held_requests", 0, out.threads - 1, out.max_held_requests));
   VOXOS_RETURN_IF_ERROR(
     in.integer("max_held_per_tenant", 0, held_limits_of(out).total, out.max_held_per_tenant));
+  VOXOS_RETURN_IF_ERROR(in.integer("max_header_lines", 8, 10000, out.max_header_lines));
+  VOXOS_RETURN_IF_ERROR(in.integer("max_header_bytes", 4096, 1024 * 1024, out.max_header_bytes));
   return status::ok();
 }
 
@@ -711,7 +714,9 @@ json to_json(const node_config& cfg) {
                      {"max_body_bytes", cfg.http.max_body_bytes},
                      {"threads", cfg.http.threads},
                      {"max_held_requests", cfg.http.max_held_requests},
-                     {"max_held_per_tenant", cfg.http.max_held_per_tenant}};
+                     {"max_held_per_tenant", cfg.http.max_held_per_tenant},
+                     {"max_header_lines", cfg.http.max_header_lines},
+                     {"max_header_bytes", cfg.http.max_header_bytes}};
   doc["caf"] = json{{"bind", cfg.caf.bind},
                     {"port", cfg.caf.port},
                     {"scheduler_threads", cfg.caf.scheduler_threads},

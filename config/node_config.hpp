@@ -36,6 +36,11 @@ struct http_config {
   /// all. 0: half of max_held_requests, at least 1 (15 on the defaults); else
   /// 1 .. max_held_requests. Past it: too_many_requests (429).
   unsigned max_held_per_tenant = 0;
+  /// A request head's bounds: header lines (8 .. 10,000) and bytes of the
+  /// whole head (4 KiB .. 1 MiB). Past them 431 and the connection closed
+  /// before the rest is read.
+  std::size_t max_header_lines = 100;
+  std::size_t max_header_bytes = 64 * 1024; ///< 64 KiB
 };
 
 /// The bounds on held requests a node runs with.

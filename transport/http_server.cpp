@@ -1,10 +1,16 @@
 #include "transport/http_server.hpp"
 
+#include <netdb.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cstdlib>
 #include <cxxabi.h>
 #include <exception>
@@ -17,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/log.hpp"
+#include "transport/request_head.hpp"
 
 namespace voxos {
 
@@ -28,9 +35,13 @@ constexpr time_t io_timeout_seconds = 30;
 
 /// `{"error":{"code":...,"message":...}}`; invalid UTF-8 in `message` is
 /// replaced rather than thrown on.
-std::string error_body(errc code, const std::string& message) {
-  nlohmann::json body = {{"error", {{"code", std::string{to_string(code)}}, {"message", message}}}};
+std::string error_body(std::string_view code, const std::string& message) {
+  nlohmann::json body = {{"error", {{"code", code}, {"message", message}}}};
   return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string error_body(errc code, const std::string& message) {
+  return error_body(to_string(code), message);
 }
 
 /// Fills the body of an error answer without touching its status.
@@ -178,6 +189,267 @@ std::string exception_type_of(std::exception_ptr ep) {
   }
 }
 
+// -- request heads within bounds -------------------------------------------------
+
+/// Waits up to `timeout` for `events` on `sock`; false on timeout or error.
+bool wait_socket(socket_t sock, short events, std::chrono::milliseconds timeout) {
+  pollfd entry{sock, events, 0};
+  for (;;) {
+    int ready = ::poll(&entry, 1, static_cast<int>(timeout.count()));
+    if (ready >= 0)
+      return ready > 0;
+    if (errno != EINTR)
+      return false;
+  }
+}
+
+std::chrono::milliseconds to_millis(time_t sec, time_t usec) {
+  return std::chrono::milliseconds(sec * 1000 + usec / 1000);
+}
+
+/// The stream httplib reads each request from and writes its answer to, in
+/// place of its own socket stream (which 0.11 does not export): buffered
+/// reads and writes with httplib's read and write timeouts, and every byte
+/// of a request head passed through a request_head_scanner. A head past its
+/// bounds ends the reading there (read answers -1, so httplib stops parsing
+/// with what it has: at most the bounds) and what httplib then writes is
+/// dropped: the server answers the refusal itself (refusal()).
+class bounded_stream final : public httplib::Stream {
+public:
+  bounded_stream(socket_t sock, request_head_limits limits, std::chrono::milliseconds read_timeout,
+                 std::chrono::milliseconds write_timeout)
+      : sock_(sock), head_(limits), read_timeout_(read_timeout), write_timeout_(write_timeout) {}
+
+  bool is_readable() const override {
+    return buffered() > 0 || wait_socket(sock_, POLLIN, read_timeout_);
+  }
+
+  bool is_writable() const override {
+    if (head_.refused())
+      return true;
+    if (!wait_socket(sock_, POLLOUT, write_timeout_))
+      return false;
+    // A peer that closed its end is not worth writing to (as httplib's own
+    // stream judges it): readable with nothing to peek means it left.
+    if (!wait_socket(sock_, POLLIN, std::chrono::milliseconds(0)))
+      return true;
+    char byte = 0;
+    return ::recv(sock_, &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+  }
+
+  ssize_t read(char* ptr, size_t size) override {
+    if (head_.refused())
+      return -1;
+    if (buffered() == 0) {
+      if (!wait_socket(sock_, POLLIN, read_timeout_))
+        return -1;
+      ssize_t got = 0;
+      do
+        got = ::recv(sock_, buffer_.data(), buffer_.size(), 0);
+      while (got < 0 && errno == EINTR);
+      if (got <= 0)
+        return got;
+      begin_ = 0;
+      end_ = static_cast<std::size_t>(got);
+    }
+    std::size_t count = std::min(size, buffered());
+    if (head_.reading()) {
+      // Byte by byte through the head (httplib reads it one byte at a time).
+      std::size_t taken = 0;
+      while (taken < count && head_.reading()) {
+        head_.feed(buffer_[begin_ + taken]);
+        ++taken;
+      }
+      if (head_.refused())
+        return -1;
+      count = taken;
+    }
+    std::copy_n(buffer_.data() + begin_, count, ptr);
+    begin_ += count;
+    return static_cast<ssize_t>(count);
+  }
+
+  ssize_t write(const char* ptr, size_t size) override {
+    if (head_.refused())
+      return static_cast<ssize_t>(size); // httplib's own answer to a cut head
+    return send_some(ptr, size);
+  }
+
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    address_of(::getpeername, ip, port);
+  }
+
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    address_of(::getsockname, ip, port);
+  }
+
+  socket_t socket() const override { return sock_; }
+
+  /// Waits for the next request, up to `keep_alive`, while the server runs
+  /// (checked every 100 ms, so a stopping server is not held up by an idle
+  /// connection for the whole keep-alive time).
+  bool next_request(const std::atomic<socket_t>& listener, std::chrono::milliseconds keep_alive) {
+    head_.reset();
+    if (buffered() > 0)
+      return true;
+    const auto deadline = std::chrono::steady_clock::now() + keep_alive;
+    constexpr std::chrono::milliseconds slice{100};
+    while (listener != INVALID_SOCKET) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0)
+        return false;
+      if (wait_socket(sock_, POLLIN, std::min(left, slice)))
+        return true;
+    }
+    return false;
+  }
+
+  head_verdict verdict() const noexcept { return head_.verdict(); }
+
+  bool refused() const noexcept { return head_.refused(); }
+
+  /// Writes all of `text`, bypassing the drop of a refused head's answer.
+  bool send_all(std::string_view text) {
+    while (!text.empty()) {
+      if (!wait_socket(sock_, POLLOUT, write_timeout_))
+        return false;
+      auto sent = send_some(text.data(), text.size());
+      if (sent <= 0)
+        return false;
+      text.remove_prefix(static_cast<std::size_t>(sent));
+    }
+    return true;
+  }
+
+private:
+  std::size_t buffered() const noexcept { return end_ - begin_; }
+
+  ssize_t send_some(const char* ptr, size_t size) {
+    if (!wait_socket(sock_, POLLOUT, write_timeout_))
+      return -1;
+    ssize_t sent = 0;
+    do
+      sent = ::send(sock_, ptr, size, MSG_NOSIGNAL);
+    while (sent < 0 && errno == EINTR);
+    return sent;
+  }
+
+  template <class Query>
+  void address_of(Query query, std::string& ip, int& port) const {
+    sockaddr_storage addr{};
+    socklen_t len = sizeof(addr);
+    if (query(sock_, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
+      return;
+    std::array<char, NI_MAXHOST> host{};
+    std::array<char, NI_MAXSERV> serv{};
+    if (::getnameinfo(reinterpret_cast<sockaddr*>(&addr), len, host.data(), host.size(),
+                      serv.data(), serv.size(), NI_NUMERICHOST | NI_NUMERICSERV)
+        != 0)
+      return;
+    ip = host.data();
+    port = std::atoi(serv.data());
+  }
+
+  socket_t sock_;
+  request_head_scanner head_;
+  std::chrono::milliseconds read_timeout_;
+  std::chrono::milliseconds write_timeout_;
+  std::array<char, 4096> buffer_{};
+  std::size_t begin_ = 0;
+  std::size_t end_ = 0;
+};
+
+/// The answer to a head past its bounds, written by the server itself.
+std::string refusal_answer(head_verdict verdict, const request_head_limits& limits) {
+  int http_status = 431;
+  const char* reason = "Request Header Fields Too Large";
+  // Only this layer answers 431, so its code is not one of errc's.
+  std::string_view code = "headers_too_large";
+  std::string message;
+  switch (verdict) {
+  case head_verdict::too_many_lines:
+    message = "request head exceeds " + std::to_string(limits.max_lines) + " header lines";
+    break;
+  case head_verdict::request_line_long:
+    http_status = 414;
+    reason = "URI Too Long";
+    code = to_string(errc::out_of_range);
+    message = "request line exceeds " + std::to_string(limits.max_bytes) + " bytes";
+    break;
+  case head_verdict::nul_byte:
+    http_status = 400;
+    reason = "Bad Request";
+    code = to_string(errc::bad_json);
+    message = "malformed request: a NUL byte in the request head";
+    break;
+  default:
+    message = "request head exceeds " + std::to_string(limits.max_bytes) + " bytes";
+    break;
+  }
+  auto body = error_body(code, message);
+  return "HTTP/1.1 " + std::to_string(http_status) + " " + reason
+         + "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size())
+         + "\r\nConnection: close\r\n\r\n" + body;
+}
+
+/// httplib's server with its per-connection loop replaced (a private
+/// virtual of 0.11, the one place that sees the socket before httplib reads
+/// it), so that each request is read through a bounded_stream.
+class bounded_server final : public httplib::Server {
+public:
+  explicit bounded_server(request_head_limits limits) : limits_(limits) {}
+
+private:
+  bool process_and_close_socket(socket_t sock) override {
+    bounded_stream stream{sock, limits_, to_millis(read_timeout_sec_, read_timeout_usec_),
+                          to_millis(write_timeout_sec_, write_timeout_usec_)};
+    bool served = false;
+    const std::chrono::milliseconds keep_alive{keep_alive_timeout_sec_ * 1000};
+    for (std::size_t left = keep_alive_max_count_;
+         left > 0 && stream.next_request(svr_sock_, keep_alive); --left) {
+      bool closed = false;
+      served = process_request(stream, left == 1, closed, nullptr);
+      if (stream.refused()) {
+        // The client may still be sending the rest of its head: the answer
+        // goes out, then a bounded drain (discarded, nothing kept) so that a
+        // close with unread bytes does not reset the connection before the
+        // client reads the answer.
+        if (stream.send_all(refusal_answer(stream.verdict(), limits_)))
+          drain(sock);
+        served = false;
+        break;
+      }
+      if (!served || closed)
+        break;
+    }
+    ::shutdown(sock, SHUT_RDWR);
+    ::close(sock);
+    return served;
+  }
+
+  /// After our side is shut for writing: reads and drops what the client
+  /// still sends, up to 1 MiB or 1 s, or until it closes.
+  static void drain(socket_t sock) {
+    ::shutdown(sock, SHUT_WR);
+    constexpr std::size_t max_bytes = 1024 * 1024;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    std::array<char, 16 * 1024> sink{};
+    for (std::size_t dropped = 0; dropped < max_bytes;) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0 || !wait_socket(sock, POLLIN, left))
+        return;
+      auto got = ::recv(sock, sink.data(), sink.size(), 0);
+      if (got <= 0)
+        return;
+      dropped += static_cast<std::size_t>(got);
+    }
+  }
+
+  request_head_limits limits_;
+};
+
 } // namespace
 
 int http_status_of(errc code) noexcept {
@@ -226,7 +498,8 @@ void write_error(httplib::Response& res, errc code, const std::string& message) 
 }
 
 http_server::http_server(options opts)
-    : opts_(std::move(opts)), server_(std::make_unique<httplib::Server>()) {
+    : opts_(std::move(opts)), server_(std::make_unique<bounded_server>(request_head_limits{
+                                opts_.max_header_lines, opts_.max_header_bytes})) {
   auto& srv = *server_;
   const auto max_body_bytes = opts_.max_body_bytes;
 

@@ -37,6 +37,11 @@ public:
     uint16_t port = 0;
     std::size_t max_body_bytes = 1024 * 1024;
     unsigned threads = 8;
+    /// A request head's bounds (request_head.hpp): past them 431 (400 for
+    /// a NUL byte in it, 414 for a request line alone past the bytes), the
+    /// connection closed, the rest of the head never read.
+    std::size_t max_header_lines = 100;
+    std::size_t max_header_bytes = 64 * 1024;
   };
 
   explicit http_server(options opts);

@@ -1,5 +1,7 @@
 #include "transport/json_body.hpp"
 
+#include "transport/ascii.hpp"
+
 #include <exception>
 #include <optional>
 #include <set>
@@ -15,6 +17,15 @@ constexpr std::size_t max_echoed_name_bytes = 64;
 
 bool is_json_whitespace(char ch) {
   return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
+}
+
+/// `text` without leading and trailing spaces and tabs (HTTP's OWS).
+std::string_view trim_ows(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t'))
+    text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t'))
+    text.remove_suffix(1);
+  return text;
 }
 
 bool is_blank(std::string_view text) {
@@ -163,6 +174,10 @@ status check_field(const field_spec& spec, const nlohmann::json& value) {
 /// (including ill-formed UTF-8, which nlohmann rejects) and objects, at any
 /// depth, that repeat a key: parsers disagree on which copy wins.
 status parse_strict(std::string_view body, nlohmann::json& out) {
+  // nlohmann's reader takes a NUL as the end of its input: what follows one
+  // would be ignored, not refused.
+  if (body.find('\0') != std::string_view::npos)
+    return status::error(errc::bad_json, "body is not valid JSON: it holds a NUL byte");
   std::vector<std::set<std::string>> open_objects;
   std::optional<std::string> duplicate;
   auto on_event = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
@@ -195,6 +210,17 @@ status parse_strict(std::string_view body, nlohmann::json& out) {
 }
 
 } // namespace
+
+bool is_json_media_type(std::string_view content_type) {
+  auto semicolon = content_type.find(';');
+  if (!equals_ignoring_case(trim_ows(content_type.substr(0, semicolon)), "application/json"))
+    return false;
+  if (semicolon == std::string_view::npos)
+    return true;
+  auto parameter = trim_ows(content_type.substr(semicolon + 1));
+  return equals_ignoring_case(parameter, "charset=utf-8")
+         || equals_ignoring_case(parameter, "charset=\"utf-8\"");
+}
 
 result<nlohmann::json> parse_json_object(std::string_view body,
                                          std::initializer_list<field_spec> fields) {

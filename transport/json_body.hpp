@@ -23,7 +23,16 @@ struct field_spec {
   std::size_t max_length = 1024; ///< for strings (bytes) and arrays (elements)
 };
 
-/// Parses `body` as one JSON object with exactly the declared fields.
+/// Whether a Content-Type header value names JSON: the media type
+/// `application/json` in any case, with optional whitespace and at most the
+/// parameter `charset=utf-8` (any case, quoted or not). `application/jsonx`,
+/// `application/json5`, `application/json-patch+json`, another charset or
+/// any other parameter are not.
+bool is_json_media_type(std::string_view content_type);
+
+/// Parses `body` as one JSON object with exactly the declared fields. The
+/// body is read whole by its length: a NUL byte anywhere, or any byte after
+/// the value other than JSON whitespace, is bad_json.
 /// Errors: bad_json (not JSON, ill-formed UTF-8, not an object, nesting deeper
 /// than 64, a key repeated in any object), unknown_field, missing_field,
 /// wrong_type (also for null, and for 1.0 where an integer is declared),

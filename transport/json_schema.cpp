@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -1047,8 +1048,10 @@ const json* follow_pointer(const json& doc, const std::string& pointer) {
     } else if (current->is_array()) {
       if (token.empty() || token.find_first_not_of("0123456789") != std::string::npos)
         return nullptr;
-      size_t index = std::stoul(token);
-      if (index >= current->size())
+      // An index past 64 bits is past every array (std::stoul threw here).
+      size_t index = 0;
+      auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), index);
+      if (ec != std::errc{} || end != token.data() + token.size() || index >= current->size())
         return nullptr;
       current = &(*current)[index];
     } else {

@@ -122,9 +122,10 @@ std::optional<std::string> bearer_token(const httplib::Request& req) {
 std::optional<json> read_body(const httplib::Request& req, httplib::Response& res,
                               std::initializer_list<field_spec> fields) {
   if (!req.body.empty()) {
-    auto type = req.get_header_value("Content-Type");
-    if (type.rfind("application/json", 0) != 0) {
-      write_error(res, errc::unsupported_media_type, "the body must be application/json");
+    if (req.get_header_value_count("Content-Type") != 1
+        || !is_json_media_type(req.get_header_value("Content-Type"))) {
+      write_error(res, errc::unsupported_media_type,
+                  "the body must be application/json (optionally with charset=utf-8)");
       return std::nullopt;
     }
   }

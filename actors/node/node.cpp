@@ -248,6 +248,8 @@ result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_sec
   http_opts.port = cfg.http.port;
   http_opts.max_body_bytes = cfg.http.max_body_bytes;
   http_opts.threads = cfg.http.threads;
+  http_opts.max_header_lines = cfg.http.max_header_lines;
+  http_opts.max_header_bytes = cfg.http.max_header_bytes;
   state->server = std::make_unique<http_server>(http_opts);
   http_api_context ctx;
   ctx.sys = &sys;

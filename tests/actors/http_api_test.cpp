@@ -145,6 +145,51 @@ TEST_CASE("malformed tenant bodies get specific errors and store nothing") {
   CHECK(node.call("GET", "/v1/admin/tenants", admin_token).body.empty());
 }
 
+TEST_CASE("a body is read whole by its length and bytes after its value are refused") {
+  test::temp_dir dir;
+  test::running_node node{dir};
+  auto before = node.stored_events();
+  using namespace std::string_literals;
+  // nlohmann's reader ends its input at a NUL: these created a tenant 'x'.
+  for (const auto& body :
+       {"{\"name\":\"x\"}\0{\"name\":\"y\",\"evil\":1}"s, "{\"name\":\"x\"}\0garbage"s,
+        "{\"name\":\"x\"}\0"s, "{\"name\":\"x\0\"}"s, "{\"name\":\"x\"} garbage"s,
+        "{\"name\":\"x\"}{}"s}) {
+    CAPTURE(body.size());
+    auto reply = node.call("POST", "/v1/admin/tenants", admin_token, body);
+    CHECK(reply.status == 400);
+    CHECK(error_code(reply) == "bad_json");
+  }
+  CHECK(node.stored_events() == before);
+  CHECK(node.call("GET", "/v1/admin/tenants", admin_token).body.empty());
+  // JSON whitespace after the value is the value's.
+  CHECK(node.call("POST", "/v1/admin/tenants", admin_token, "{\"name\":\"x\"} \r\n\t").status
+        == 201);
+}
+
+TEST_CASE("only the media type application/json is read as a JSON body") {
+  test::temp_dir dir;
+  test::running_node node{dir};
+  auto before = node.stored_events();
+  for (const char* type :
+       {"application/jsonx", "application/json5", "application/json-patch+json",
+        "application/json\tx", "application/json; charset=latin1", "application/json; boundary=x",
+        "application/json; charset=utf-8; x=y", "text/json", "application/x-json"}) {
+    CAPTURE(type);
+    auto reply = node.call("POST", "/v1/admin/tenants", admin_token, R"({"name":"Acme"})", type);
+    CHECK(reply.status == 415);
+    CHECK(error_code(reply) == "unsupported_media_type");
+  }
+  CHECK(node.stored_events() == before);
+  for (const char* type :
+       {"application/json", "Application/JSON", "application/json; charset=utf-8",
+        "application/json;charset=UTF-8", "application/json ; charset=\"utf-8\""}) {
+    CAPTURE(type);
+    CHECK(node.call("POST", "/v1/admin/tenants", admin_token, R"({"name":"Acme"})", type).status
+          == 201);
+  }
+}
+
 TEST_CASE("tokens for an unknown tenant are refused") {
   test::temp_dir dir;
   test::running_node node{dir};

@@ -152,7 +152,9 @@ TEST_CASE("the default document names every key and parses back to the defaults"
   for (const char* key : {"profile", "data_dir", "log_level", "http", "caf", "event_store",
                           "secrets", "mcp", "run", "registered_urls"})
     CHECK_MESSAGE(doc.contains(key), key);
-  CHECK(doc["http"].size() == 7);
+  CHECK(doc["http"].size() == 9);
+  CHECK(doc["http"]["max_header_lines"] == 100);
+  CHECK(doc["http"]["max_header_bytes"] == 65536);
   CHECK(doc["http"]["threads"] == 32);
   CHECK(doc["http"]["max_held_requests"] == 0); // derived, also when threads change
   CHECK(doc["http"]["max_held_per_tenant"] == 0);
@@ -240,6 +242,19 @@ TEST_CASE("requests held waiting are bounded below the HTTP workers, and per ten
   built.max_held_per_tenant = 9;
   CHECK(voxos::held_limits_of(built).total == 3);
   CHECK(voxos::held_limits_of(built).per_tenant == 3);
+}
+
+TEST_CASE("the request head bounds default to 100 lines and 64 KiB and are kept in range") {
+  auto cfg = parse_config(R"({"http": {"max_header_lines": 8, "max_header_bytes": 1048576}})");
+  REQUIRE(cfg.is_ok());
+  CHECK(cfg->http.max_header_lines == 8);
+  CHECK(cfg->http.max_header_bytes == 1048576);
+  CHECK(parse_failure(R"({"http": {"max_header_lines": 7}})")
+        == "http.max_header_lines: expected an integer from 8 to 10000");
+  CHECK(parse_failure(R"({"http": {"max_header_bytes": 4095}})")
+        == "http.max_header_bytes: expected an integer from 4096 to 1048576");
+  CHECK(parse_failure(R"({"http": {"max_header_bytes": 1048577}})")
+        == "http.max_header_bytes: expected an integer from 4096 to 1048576");
 }
 
 TEST_CASE("the mcp section bounds every deadline and size") {

@@ -14,6 +14,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -358,6 +359,127 @@ TEST_CASE("twenty sequential requests on one client share one keep-alive connect
   }
   client.reset();
   CHECK(client_ports.size() == 1);
+}
+
+TEST_CASE("a request head of up to 100 header lines is read, the 101st refuses it with 431") {
+  http_server server{small()};
+  std::atomic<int> reached{0};
+  server.routes().Get("/hello", [&](const httplib::Request& req, httplib::Response& res) {
+    ++reached;
+    res.set_content(std::to_string(req.headers.size()), "application/json");
+  });
+  auto port = started(server);
+  auto head_with = [](int lines) {
+    std::string head = "GET /hello HTTP/1.1\r\nHost: x\r\n";
+    for (int line_idx = 1; line_idx < lines; ++line_idx)
+      head += "X-Line-" + std::to_string(line_idx) + ": v\r\n";
+    return head + "Connection: close\r\n\r\n";
+  };
+  {
+    raw_connection conn{port};
+    conn.send_all(head_with(99)); // + Connection: 100 lines
+    CHECK(conn.read_until_closed().rfind("HTTP/1.1 200 ", 0) == 0);
+  }
+  raw_connection conn{port};
+  conn.send_all(head_with(100));
+  auto response = conn.read_until_closed();
+  CHECK(response.rfind("HTTP/1.1 431 ", 0) == 0);
+  CHECK(response.find("Connection: close\r\n") != std::string::npos);
+  auto error = error_of(body_of(response));
+  CHECK(error["code"] == "headers_too_large");
+  CHECK(error["message"] == "request head exceeds 100 header lines");
+  CHECK(reached == 1);
+}
+
+TEST_CASE("a request head past its bytes is refused with 431, a request line past them with 414") {
+  auto opts = small();
+  opts.max_header_bytes = 16 * 1024;
+  http_server server{opts};
+  std::atomic<bool> reached{false};
+  server.routes().Get("/hello",
+                      [&](const httplib::Request&, httplib::Response&) { reached = true; });
+  auto port = started(server);
+  {
+    // Three lines of 6,000 bytes: each within httplib's own 8 KiB per line.
+    raw_connection conn{port};
+    std::string head = "GET /hello HTTP/1.1\r\nHost: x\r\n";
+    for (int line_idx = 0; line_idx < 3; ++line_idx)
+      head += "X-Big-" + std::to_string(line_idx) + ": " + std::string(6000, 'v') + "\r\n";
+    conn.send_all(head + "\r\n");
+    auto response = conn.read_until_closed();
+    CHECK(response.rfind("HTTP/1.1 431 ", 0) == 0);
+    CHECK(error_of(body_of(response))["message"] == "request head exceeds 16384 bytes");
+  }
+  {
+    raw_connection conn{port};
+    conn.send_all("GET /hello?" + std::string(17 * 1024, 'q') + " HTTP/1.1\r\nHost: x\r\n\r\n");
+    auto response = conn.read_until_closed();
+    CHECK(response.rfind("HTTP/1.1 414 ", 0) == 0);
+    CHECK(error_of(body_of(response))["code"] == "out_of_range");
+  }
+  CHECK_FALSE(reached);
+}
+
+TEST_CASE("a NUL byte in a request head is refused with 400 and the connection closed") {
+  http_server server{small()};
+  std::atomic<bool> reached{false};
+  server.routes().Get("/hello",
+                      [&](const httplib::Request&, httplib::Response&) { reached = true; });
+  auto port = started(server);
+  using namespace std::string_literals;
+  for (const auto& head : {"GET /hello HTTP/1.1\r\nHost: x\r\nX-Note: a\0b\r\n\r\n"s,
+                           "GET /hello HTTP/1.1\r\nHost: x\r\nX-Note\0: b\r\n\r\n"s,
+                           "GET /hello\0 HTTP/1.1\r\nHost: x\r\n\r\n"s}) {
+    raw_connection conn{port};
+    conn.send_all(head);
+    auto response = conn.read_until_closed();
+    CHECK(response.rfind("HTTP/1.1 400 ", 0) == 0);
+    auto error = error_of(body_of(response));
+    CHECK(error["code"] == "bad_json");
+    CHECK(error["message"] == "malformed request: a NUL byte in the request head");
+  }
+  CHECK_FALSE(reached);
+}
+
+TEST_CASE("a flood of header lines is answered 431 while it is still being sent") {
+  http_server server{small()};
+  server.routes().Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("{}", "application/json");
+  });
+  auto port = started(server);
+  raw_connection conn{port};
+  // Four million header lines (30 MiB), written until the server closes.
+  std::thread flood{[&conn] {
+    std::string chunk = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
+    std::string lines;
+    for (int line_idx = 0; line_idx < 8192; ++line_idx)
+      lines += "X-Flood: 1234567\r\n";
+    for (int chunk_idx = 0; chunk_idx < 4 * 1024 * 1024 / 8192; ++chunk_idx) {
+      chunk += lines;
+      std::size_t sent = 0;
+      while (sent < chunk.size()) {
+        auto n = ::send(conn.fd, chunk.data() + sent, chunk.size() - sent, MSG_NOSIGNAL);
+        if (n <= 0)
+          return; // the server closed: the bound held
+        sent += static_cast<std::size_t>(n);
+      }
+      chunk.clear();
+    }
+  }};
+  std::string response;
+  char buf[4096];
+  for (;;) {
+    auto n = ::recv(conn.fd, buf, sizeof(buf), 0);
+    if (n <= 0)
+      break;
+    response.append(buf, static_cast<std::size_t>(n));
+  }
+  flood.join();
+  CHECK(response.rfind("HTTP/1.1 431 ", 0) == 0);
+  // The server still serves.
+  auto res = client_for(port)->Get("/healthz");
+  REQUIRE(res);
+  CHECK(res->status == 200);
 }
 
 TEST_CASE("http_status_of maps every error code") {

@@ -201,3 +201,43 @@ TEST_CASE("an object with no declared fields accepts only {}") {
   CHECK(parse_json_object("{}", {}).is_ok());
   CHECK(failure_of(parse_json_object(R"({"a":1})", {})).first == errc::unknown_field);
 }
+
+TEST_CASE("a NUL byte anywhere in a body is not valid JSON, whatever follows it") {
+  using namespace std::string_literals;
+  for (const auto& body : {"{\"name\":\"x\"}\0{\"name\":\"y\"}"s, "{\"name\":\"x\"}\0garbage"s,
+                           "{\"name\":\"x\"}\0"s, "\0{\"name\":\"x\"}"s, "{\"name\":\"x\0\"}"s}) {
+    CAPTURE(body.size());
+    auto parsed = parse_run(body);
+    REQUIRE_FALSE(parsed.is_ok());
+    CHECK(parsed.error().code() == errc::bad_json);
+    CHECK(parsed.error().message().find("NUL") != std::string::npos);
+  }
+}
+
+TEST_CASE("any byte after the value other than JSON whitespace is not valid JSON") {
+  for (const char* body : {R"({"name":"x"} x)", R"({"name":"x"}{})", R"({"name":"x"},)"}) {
+    CAPTURE(body);
+    auto parsed = parse_run(body);
+    REQUIRE_FALSE(parsed.is_ok());
+    CHECK(parsed.error().code() == errc::bad_json);
+  }
+  CHECK(parse_run("{\"name\":\"x\"} \t\r\n").is_ok());
+}
+
+TEST_CASE("only the media type application/json with at most charset=utf-8 names JSON") {
+  using voxos::is_json_media_type;
+  for (const char* type : {"application/json", "APPLICATION/Json", " application/json ",
+                           "application/json; charset=utf-8", "application/json;charset=UTF-8",
+                           "application/json ;\tcharset=\"utf-8\""}) {
+    CAPTURE(type);
+    CHECK(is_json_media_type(type));
+  }
+  for (const char* type :
+       {"", "application/jsonx", "application/json5", "application/json-patch+json",
+        "application/json\tx", "application/json; charset=latin1", "application/json; x=y",
+        "application/json; charset=utf-8; x=y", "application/json;", "text/json",
+        "application/ json", "application/json charset=utf-8"}) {
+    CAPTURE(type);
+    CHECK_FALSE(is_json_media_type(type));
+  }
+}

@@ -263,6 +263,24 @@ TEST_CASE("schema compile refuses a bad regex, a wrongly typed keyword and a dan
   CHECK(dangling.error().message().find("cannot be resolved") != std::string::npos);
 }
 
+TEST_CASE("a $ref into an array by an index past 64 bits is a compile error at the $ref") {
+  // 2^64 and a twenty-digit number: std::stoul threw out of compile_schema.
+  for (const char* index : {"18446744073709551616", "99999999999999999999999"}) {
+    CAPTURE(index);
+    json schema = {{"$defs", {{"list", json::array({{{"type", "string"}}})}}},
+                   {"properties", {{"a", {{"$ref", std::string{"#/$defs/list/"} + index}}}}}};
+    auto compiled = compile_schema(schema, schema_draft::draft2020_12);
+    REQUIRE_FALSE(compiled.is_ok());
+    CHECK(compiled.error().code() == voxos::errc::config_invalid);
+    CHECK(compiled.error().message().find("/properties/a/$ref") != std::string::npos);
+    CHECK(compiled.error().message().find("cannot be resolved") != std::string::npos);
+  }
+  // The index that exists still resolves.
+  json within = {{"$defs", {{"list", json::array({{{"type", "string"}}})}}},
+                 {"properties", {{"a", {{"$ref", "#/$defs/list/0"}}}}}};
+  CHECK(compile_schema(within, schema_draft::draft2020_12).is_ok());
+}
+
 TEST_CASE("a pattern matched by std::regex takes polynomial time on a text it backtracks over") {
   // (a+)+$ is exponential for a backtracking matcher on a's followed by a
   // mismatch (2^40 paths here); the breadth-first one answers at once.
