@@ -26,8 +26,7 @@ using nlohmann::json;
 
 namespace {
 
-const fs::path suite_dir =
-  fs::path(VOXOS_SOURCE_DIR) / "tests" / "data" / "json-schema-test-suite";
+const fs::path suite_dir = fs::path(VOXOS_SOURCE_DIR) / "tests" / "data" / "json-schema-test-suite";
 const fs::path expected_failures_file =
   fs::path(VOXOS_SOURCE_DIR) / "tests" / "data" / "json-schema" / "expected-failures.txt";
 
