@@ -1,11 +1,14 @@
 // Tenants written by an earlier node (their events already in the store, no
 // migrations applied): the next node applies the data migrations. The
 // default Exa server reaches only tenants that never had an Exa record
-// (existing ones are left as they were, a deleted one stays deleted). A run
-// over 2,000 cached tools starts and persists its snapshot.
+// (existing ones are left as they were, a deleted one stays deleted); the
+// contact-search prerequisite reaches a tenant with an allowed place-call
+// grant once, and never replaces an explicit deny. A run over 2,000 cached
+// tools starts and persists its snapshot.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "actors/tenant/server_setup.hpp"
 #include "actors/tenant/tenant_events.hpp"
@@ -279,4 +282,148 @@ TEST_CASE("a tenant that deleted its Exa server does not get it back from the mi
   auto events = config_events(*db, tenant);
   CHECK(count_events(events, "migration.applied", "exa_default_v1") == 1);
   CHECK(count_events(events, "server.upserted") == 1);
+}
+
+namespace {
+
+constexpr const char* place_call = "place_call";
+
+/// A tenant of an earlier node with a call-capable phone integration, an
+/// allowed place-call grant and `more` config events.
+std::vector<event_draft> caller_tenant(const std::string& agent, phone_integration phone,
+                                       std::vector<event_draft> more = {}) {
+  std::vector<event_draft> out{
+    tenant_events::agent_created({agent, "Assistant", true}), tenant_events::phone_upserted(phone),
+    tenant_events::grant_set({agent, phone.integration_id, place_call, grant_decision::allow})};
+  for (auto& ev : more)
+    out.push_back(std::move(ev));
+  return out;
+}
+
+phone_integration phone_of(const std::string& id, phone_provider provider, bool call_capable,
+                           bool connected) {
+  return {id, provider, call_capable, connected, place_call};
+}
+
+/// The explicit decision of an agent's grants page for an internal tool.
+std::string internal_decision(test::running_node& node, const std::string& token,
+                              const std::string& agent, const std::string& tool) {
+  auto page = node.call("GET", "/v1/agents/" + agent + "/grants", token);
+  REQUIRE(page.status == 200);
+  for (const auto& row : page.body)
+    if (row["server_id"] == "" && row["tool"] == tool)
+      return row["decision"].get<std::string>();
+  return "<missing>";
+}
+
+bool has_tool(const json& tools, const std::string& name) {
+  return std::any_of(tools.begin(), tools.end(), [&](const json& t) {
+    return t.value("name", "") == name || t.value("tool", "") == name;
+  });
+}
+
+json start_text_run(test::running_node& node, const std::string& token, const std::string& agent) {
+  auto run = node.call("POST", "/v1/runs", token,
+                       json{{"agent_id", agent}, {"channel", "owner_text_chat"}}.dump());
+  REQUIRE_MESSAGE(run.status == 201, run.raw.substr(0, 300));
+  return run.body;
+}
+
+} // namespace
+
+TEST_CASE(
+  "the contact-search migration adds search_contacts once for an allowed place-call grant") {
+  test::temp_dir dir;
+  struct old_tenant {
+    std::string id, token;
+    phone_integration phone;
+    bool granted; ///< the place-call grant is written
+    bool expects_prerequisite;
+  };
+  const old_tenant tenants[] = {
+    // A connected call-capable Twilio number with an allowed place-call grant.
+    {"t_twilio", "vxt_twilio-tenant-token-0123456789abcdefgh",
+     phone_of("ph_twilio", phone_provider::twilio, true, true), true, true},
+    // A Telnyx number, connected and call-capable, with the same grant.
+    {"t_telnyx", "vxt_telnyx-tenant-token-0123456789abcdefgh",
+     phone_of("ph_telnyx", phone_provider::telnyx, true, true), true, true},
+    // Neither call-capable nor granted: nothing to add.
+    {"t_sms", "vxt_sms-only-tenant-token-0123456789abcdefg",
+     phone_of("ph_sms", phone_provider::twilio, false, true), false, false},
+  };
+  {
+    auto db = test::open_node_store(dir);
+    for (const auto& t : tenants) {
+      auto cfg = t.granted ? caller_tenant("a_" + t.id.substr(2), t.phone)
+                           : std::vector<event_draft>{
+                             tenant_events::agent_created({"a_" + t.id.substr(2), "A", true}),
+                             tenant_events::phone_upserted(t.phone)};
+      write_old_tenant(*db, t.id, t.token, std::move(cfg));
+    }
+  }
+  std::map<std::string, std::size_t> events_after_first;
+  for (int start = 0; start < 2; ++start) {
+    {
+      test::running_node node{dir};
+      for (const auto& t : tenants) {
+        CAPTURE(t.id);
+        auto agent = "a_" + t.id.substr(2);
+        CHECK(internal_decision(node, t.token, agent, "search_contacts")
+              == (t.expects_prerequisite ? "allow" : "default"));
+        auto run = start_text_run(node, t.token, agent);
+        CHECK(has_tool(run["snapshot"]["tools"], "search_contacts") == t.expects_prerequisite);
+        // The prerequisite lets the granted place-call tool through.
+        CHECK(has_tool(run["snapshot"]["tools"], place_call) == t.expects_prerequisite);
+      }
+    }
+    auto db = test::open_node_store(dir);
+    for (const auto& t : tenants) {
+      CAPTURE(t.id);
+      auto events = config_events(*db, t.id);
+      CHECK(count_events(events, "grant.set", "search_contacts")
+            == (t.expects_prerequisite ? 1U : 0U));
+      CHECK(count_events(events, "migration.applied", "contact_prereq_v1") == 1);
+      // The second start adds nothing at all.
+      if (start == 0)
+        events_after_first[t.id] = events.size();
+      else
+        CHECK(events.size() == events_after_first[t.id]);
+    }
+  }
+}
+
+TEST_CASE("the contact-search migration keeps an explicit deny and the place-call tool stays out") {
+  test::temp_dir dir;
+  const std::string tenant = "t_denier";
+  const std::string secret = "vxt_denier-tenant-token-0123456789abcdefgh";
+  {
+    auto db = test::open_node_store(dir);
+    write_old_tenant(
+      *db, tenant, secret,
+      caller_tenant(
+        "a_denier", phone_of("ph_twilio", phone_provider::twilio, true, true),
+        {tenant_events::grant_set({"a_denier", "", "search_contacts", grant_decision::deny})}));
+  }
+  {
+    test::running_node node{dir};
+    CHECK(internal_decision(node, secret, "a_denier", "search_contacts") == "deny");
+    auto run = start_text_run(node, secret, "a_denier");
+    CHECK_FALSE(has_tool(run["snapshot"]["tools"], "search_contacts"));
+    CHECK_FALSE(has_tool(run["snapshot"]["tools"], place_call));
+    CHECK_FALSE(has_tool(run["view"]["direct"], place_call));
+    CHECK_FALSE(has_tool(run["view"]["catalog"], place_call));
+    bool withheld = false;
+    for (const auto& d : run["snapshot"]["decisions"])
+      if (d["tool"] == place_call)
+        withheld = d["why"] == "prerequisite_denied";
+    CHECK(withheld);
+    // The persisted snapshot says the same.
+    auto again = node.call("GET", "/v1/runs/" + run["run_id"].get<std::string>(), secret);
+    REQUIRE(again.status == 200);
+    CHECK_FALSE(has_tool(again.body["snapshot"]["tools"], place_call));
+  }
+  auto db = test::open_node_store(dir);
+  auto events = config_events(*db, tenant);
+  CHECK(count_events(events, "grant.set", "search_contacts") == 1); // the deny, nothing else
+  CHECK(count_events(events, "migration.applied", "contact_prereq_v1") == 1);
 }
