@@ -762,10 +762,18 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
   st.metrics = metrics;
   st.connections = std::make_shared<std::map<std::string, mcp_connection_actor>>();
   st.live_runs = std::make_shared<live_run_map>();
-  // The tenant's runs and MCP sessions end with it.
-  self->attach_functor([conns = st.connections, runs = st.live_runs] {
+  // The tenant's runs and MCP sessions end with it. At a shutdown the runs
+  // stop with the node. After a failure the directory starts the tenant
+  // afresh on its next request, and that instance knows none of them: each
+  // run is cancelled as its host would cancel it (its round settled, its
+  // wave's requests cancelled, "run.cancelled" recorded), then ends.
+  self->attach_functor([conns = st.connections, runs = st.live_runs](const caf::error& reason) {
+    bool shutdown = !reason || reason == caf::exit_reason::user_shutdown;
     for (auto& [id, run] : *runs)
-      caf::anon_send_exit(run.actor, caf::exit_reason::user_shutdown);
+      if (shutdown)
+        caf::anon_send_exit(run.actor, caf::exit_reason::user_shutdown);
+      else
+        caf::anon_send(run.actor, cancel_atom::value);
     for (auto& [id, conn] : *conns)
       caf::anon_send_exit(conn, caf::exit_reason::kill);
   });
