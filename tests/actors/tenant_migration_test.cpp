@@ -339,17 +339,22 @@ TEST_CASE(
     phone_integration phone;
     bool granted; ///< the place-call grant is written
     bool expects_prerequisite;
+    bool expects_place_call; ///< in its runs (needs the resource connected too)
   };
   const old_tenant tenants[] = {
     // A connected call-capable Twilio number with an allowed place-call grant.
     {"t_twilio", "vxt_twilio-tenant-token-0123456789abcdefgh",
-     phone_of("ph_twilio", phone_provider::twilio, true, true), true, true},
+     phone_of("ph_twilio", phone_provider::twilio, true, true), true, true, true},
     // A Telnyx number, connected and call-capable, with the same grant.
     {"t_telnyx", "vxt_telnyx-tenant-token-0123456789abcdefgh",
-     phone_of("ph_telnyx", phone_provider::telnyx, true, true), true, true},
+     phone_of("ph_telnyx", phone_provider::telnyx, true, true), true, true, true},
+    // The allowed place-call grant alone (its number not connected now)
+    // is enough for the backfill.
+    {"t_offline", "vxt_offline-tenant-token-0123456789abcdefg",
+     phone_of("ph_offline", phone_provider::twilio, true, false), true, true, false},
     // Neither call-capable nor granted: nothing to add.
     {"t_sms", "vxt_sms-only-tenant-token-0123456789abcdefg",
-     phone_of("ph_sms", phone_provider::twilio, false, true), false, false},
+     phone_of("ph_sms", phone_provider::twilio, false, true), false, false, false},
   };
   {
     auto db = test::open_node_store(dir);
@@ -369,11 +374,11 @@ TEST_CASE(
         CAPTURE(t.id);
         auto agent = "a_" + t.id.substr(2);
         CHECK(internal_decision(node, t.token, agent, "search_contacts")
-              == (t.expects_prerequisite ? "allow" : "default"));
+              == std::string{t.expects_prerequisite ? "allow" : "default"});
         auto run = start_text_run(node, t.token, agent);
         CHECK(has_tool(run["snapshot"]["tools"], "search_contacts") == t.expects_prerequisite);
         // The prerequisite lets the granted place-call tool through.
-        CHECK(has_tool(run["snapshot"]["tools"], place_call) == t.expects_prerequisite);
+        CHECK(has_tool(run["snapshot"]["tools"], place_call) == t.expects_place_call);
       }
     }
     auto db = test::open_node_store(dir);
