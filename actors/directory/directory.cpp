@@ -87,7 +87,8 @@ directory_actor::behavior_type directory_behavior(self_pointer self, event_store
   // A tenant actor that fails (a defect: an exception in a handler) ends
   // alone. Linked, its exit would end the directory and every other tenant:
   // the directory forgets it instead, and the next request for the tenant
-  // spawns it again from the store. An exit from anything else ends the
+  // spawns it again from the store (the failed instance cancelled its live
+  // runs as it ended: tenant.hpp). An exit from anything else ends the
   // directory as before.
   self->set_exit_handler([self](caf::exit_msg& msg) {
     auto& tenants = self->state.tenants;

@@ -5,7 +5,9 @@
 //
 // It also owns one tenant actor per tenant, spawned when the tenant is
 // created or first used; a new tenant's actor applies the default agent and
-// default web search migrations at once.
+// default web search migrations at once. A tenant actor that fails is
+// forgotten (its live runs are cancelled as it ends: tenant.hpp) and spawned
+// again from the store on the tenant's next request.
 //
 // Requests name a tenant id only where the caller is trusted to choose one
 // (the operator's admin API, or the HTTP adapter passing the id that a

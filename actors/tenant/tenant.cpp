@@ -707,6 +707,48 @@ bool valid_chat_id(const std::string& id) {
          });
 }
 
+/// Config events one read of the history takes (a record may be large).
+constexpr uint32_t history_page = 256;
+
+/// Reads the tenant's config stream from `from`, page by page, until an
+/// event holds an Exa record or the stream ends; then `done(found)`. Other
+/// messages wait meanwhile (await); a failed read ends the actor.
+template <class F>
+void find_exa_in_history(self_pointer self, uint64_t from, F done) {
+  stream_query q{self->state.tenant_id, tenant_events::stream, from, history_page};
+  self->request(self->state.store, store_timeout, read_atom::value, q)
+    .await(
+      [self, done](std::vector<event_record>& events) mutable {
+        if (tenant_logic::holds_exa_record(events))
+          done(true);
+        else if (events.size() < history_page)
+          done(false);
+        else
+          find_exa_in_history(self, events.back().seq + 1, std::move(done));
+      },
+      [self](caf::error& err) {
+        log::error("tenant", "cannot read the tenant's config history: " + message_of(err));
+        self->quit(std::move(err));
+      });
+}
+
+/// Appends the pending migrations durably, then applies them in memory.
+/// Other messages wait meanwhile (await); a failed append ends the actor.
+void apply_migrations(self_pointer self, bool exa_in_history) {
+  auto migrations =
+    tenant_logic::pending_migrations(self->state.cfg, make_id, wall_clock_us(), exa_in_history);
+  if (migrations.empty())
+    return;
+  self
+    ->request(self->state.store, store_timeout, append_atom::value,
+              config_append(self->state.tenant_id, migrations))
+    .await([self, migrations](const append_result&) { apply_durable(self, migrations); },
+           [self](caf::error& err) {
+             log::error("tenant", "cannot apply migrations: " + message_of(err));
+             self->quit(std::move(err));
+           });
+}
+
 tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenant_id,
                                             event_store_actor store, node_metrics* metrics,
                                             tenant_services services) {
@@ -720,10 +762,18 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
   st.metrics = metrics;
   st.connections = std::make_shared<std::map<std::string, mcp_connection_actor>>();
   st.live_runs = std::make_shared<live_run_map>();
-  // The tenant's runs and MCP sessions end with it.
-  self->attach_functor([conns = st.connections, runs = st.live_runs] {
+  // The tenant's runs and MCP sessions end with it. At a shutdown the runs
+  // stop with the node. After a failure the directory starts the tenant
+  // afresh on its next request, and that instance knows none of them: each
+  // run is cancelled as its host would cancel it (its round settled, its
+  // wave's requests cancelled, "run.cancelled" recorded), then ends.
+  self->attach_functor([conns = st.connections, runs = st.live_runs](const caf::error& reason) {
+    bool shutdown = !reason || reason == caf::exit_reason::user_shutdown;
     for (auto& [id, run] : *runs)
-      caf::anon_send_exit(run.actor, caf::exit_reason::user_shutdown);
+      if (shutdown)
+        caf::anon_send_exit(run.actor, caf::exit_reason::user_shutdown);
+      else
+        caf::anon_send(run.actor, cancel_atom::value);
     for (auto& [id, conn] : *conns)
       caf::anon_send_exit(conn, caf::exit_reason::kill);
   });
@@ -755,18 +805,13 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
         }
         self->state.cfg = std::move(*loaded);
         self->state.policy.reset();
-        auto migrations =
-          tenant_logic::pending_migrations(self->state.cfg, make_id, wall_clock_us());
-        if (migrations.empty())
-          return;
-        self
-          ->request(self->state.store, store_timeout, append_atom::value,
-                    config_append(self->state.tenant_id, migrations))
-          .await([self, migrations](const append_result&) { apply_durable(self, migrations); },
-                 [self](caf::error& err) {
-                   log::error("tenant", "cannot apply migrations: " + message_of(err));
-                   self->quit(std::move(err));
-                 });
+        // The Exa migration, still to come, respects an Exa record the
+        // owner deleted: only the config stream remembers one.
+        if (tenant_logic::exa_migration_pending(self->state.cfg))
+          find_exa_in_history(
+            self, 1, [self](bool exa_in_history) { apply_migrations(self, exa_in_history); });
+        else
+          apply_migrations(self, false);
       },
       [self](caf::error& err) {
         log::error("tenant", "cannot read tenant state: " + message_of(err));

@@ -9,6 +9,10 @@
 // JSON text where they mirror the HTTP API.
 //
 // Lifecycle:  loading (its creator waits for `ready`) --> serving --exit--> gone
+// Its runs and MCP sessions end with it: at a shutdown (user_shutdown) the
+// runs stop; after a failure (any other reason; the directory spawns the
+// tenant afresh on its next request, and that instance knows none of them)
+// each live run is cancelled as a host cancels it and records "run.cancelled".
 #pragma once
 
 #include <cstdint>

@@ -94,8 +94,27 @@ std::optional<event_draft> contact_prerequisite(const tenant_state& t) {
 
 } // namespace
 
+bool exa_migration_pending(const loaded_tenant& t) {
+  return t.migrations.count(migration_exa) == 0;
+}
+
+bool holds_exa_record(const std::vector<event_record>& config_events) {
+  for (const auto& ev : config_events) {
+    // Every Exa record's data names "exa" (its preset id or its URL).
+    if (ev.type != "server.upserted" || ev.data.find("exa") == std::string::npos)
+      continue;
+    auto doc = nlohmann::json::parse(ev.data, nullptr, false);
+    if (!doc.is_object() || !doc.contains("server"))
+      continue;
+    auto server = tenant_events::server_from_json(doc["server"]);
+    if (server && is_exa_record(*server))
+      return true;
+  }
+  return false;
+}
+
 std::vector<event_draft> pending_migrations(const loaded_tenant& t, const id_maker& make_id,
-                                            int64_t now_us) {
+                                            int64_t now_us, bool exa_in_history) {
   std::vector<event_draft> out;
   auto state = t.state; // migrations see each other's effects
   if (t.migrations.count(migration_default_agent) == 0) {
@@ -107,8 +126,9 @@ std::vector<event_draft> pending_migrations(const loaded_tenant& t, const id_mak
     out.push_back(tenant_events::migration_applied(migration_default_agent));
   }
   if (t.migrations.count(migration_exa) == 0) {
-    bool has_exa = std::any_of(state.servers.begin(), state.servers.end(),
-                               [](const auto& kv) { return is_exa_record(kv.second); });
+    bool has_exa = exa_in_history
+                   || std::any_of(state.servers.begin(), state.servers.end(),
+                                  [](const auto& kv) { return is_exa_record(kv.second); });
     const auto* exa = find_preset(preset_ids::exa);
     if (!has_exa && exa != nullptr) {
       mcp_server_record s;

@@ -24,14 +24,28 @@ using id_maker = std::function<std::string(std::string_view prefix)>;
 ///   default_agent_v1    — a default agent when the tenant has none;
 ///   exa_default_v1      — the canonical keyless Exa server (enabled, trusted,
 ///                         connected, its two tools allowlisted, the preset's
-///                         curated schemas cached) unless any Exa record exists;
+///                         curated schemas cached) unless any Exa record exists
+///                         or `exa_in_history` (the tenant had one and deleted
+///                         it: an opt-out, see holds_exa_record); an existing
+///                         record is left exactly as it is;
 ///   contact_prereq_v1   — the contact-search prerequisite for the default agent
 ///                         when a call-capable resource is connected or a
 ///                         place-call grant is allowed, and no explicit
 ///                         contact-search decision exists.
 /// Empty when every migration was applied already.
 std::vector<event_draft> pending_migrations(const tenant_events::loaded_tenant& t,
-                                            const id_maker& make_id, int64_t now_us);
+                                            const id_maker& make_id, int64_t now_us,
+                                            bool exa_in_history);
+
+/// Whether exa_default_v1 is still to be applied: then the caller reads the
+/// tenant's config stream for holds_exa_record first.
+bool exa_migration_pending(const tenant_events::loaded_tenant& t);
+
+/// Whether some of a tenant's config events (its config stream, any page)
+/// stored an Exa record (the keyless or API-key preset, or a URL at exa.ai),
+/// whether or not it was deleted later. The projection forgets a deleted
+/// server; the events remember that the owner had one.
+bool holds_exa_record(const std::vector<event_record>& config_events);
 
 /// A new agent named `name` (1–200 bytes, no control characters).
 result<std::vector<event_draft>> create_agent(const tenant_events::loaded_tenant& t,

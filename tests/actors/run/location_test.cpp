@@ -34,6 +34,34 @@ TEST_CASE("a fresh location reaches foreground text and owner voice instructions
     CHECK_FALSE(location_instructions(*where, other, now_us, ten_minutes_us));
 }
 
+TEST_CASE("the location instructions use the location only when it materially helps and "
+          "resolve addresses and place names with a map or geocoding tool") {
+  auto where = parse_location(berlin());
+  REQUIRE(where.is_ok());
+  for (auto chan : {channel::owner_text_chat, channel::in_app_voice}) {
+    auto text = location_instructions(*where, chan, now_us, ten_minutes_us);
+    REQUIRE(text.has_value());
+    // Rule one: the location is used only when it materially helps the request.
+    CHECK(text->find("Use it only when it materially helps the request") != std::string::npos);
+    // Rule two: an address or place name is resolved by a map or geocoding
+    // tool, never inferred from the coordinates.
+    CHECK(text->find("Do not infer a street address or place name from these coordinates")
+          != std::string::npos);
+    CHECK(text->find("resolve one with a map or geocoding tool.") != std::string::npos);
+    // The paragraph is whole: the last rule is not cut off by the buffer.
+    CHECK(text->substr(text->size() - 22) == "map or geocoding tool.");
+  }
+  // The widest values the bounds allow still leave the paragraph whole.
+  auto widest = parse_location({{"latitude", -89.999999},
+                                {"longitude", -179.999999},
+                                {"accuracy_m", 100000.0},
+                                {"captured_us", now_us}});
+  REQUIRE(widest.is_ok());
+  auto text = location_instructions(*widest, channel::owner_text_chat, now_us, ten_minutes_us);
+  REQUIRE(text.has_value());
+  CHECK(text->find("resolve one with a map or geocoding tool.") != std::string::npos);
+}
+
 TEST_CASE("a stale or future location is not used") {
   auto stale = parse_location(berlin(now_us - ten_minutes_us - 1));
   REQUIRE(stale.is_ok());
