@@ -995,6 +995,9 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
       if (!location.empty()) {
         if (location.size() > 1024)
           return make_error(errc::out_of_range, "location: at most 1024 bytes");
+        // nlohmann's reader ends its input at a NUL, ignoring what follows.
+        if (location.find('\0') != std::string::npos)
+          return make_error(errc::bad_json, "location: expected one JSON object");
         auto where = parse_location(json::parse(location, nullptr, false));
         if (!where)
           return to_error(where.error());

@@ -163,6 +163,23 @@ TEST_CASE("over the CAF network, text that is not UTF-8 is refused by field and 
   CHECK(f.node->call("GET", "/v1/agents", f.token).status == 200);
 }
 
+TEST_CASE("over the CAF network, a location with bytes after a NUL is refused and starts nothing") {
+  test::run_fixture f;
+  network_host h{f};
+  using namespace std::string_literals;
+  auto before = f.node->stored_events();
+  const std::string location =
+    R"({"latitude":48.86,"longitude":2.33,"accuracy_m":20,"captured_us":1})";
+  for (const auto& hostile : {location + "\0garbage"s, location + "\0{\"latitude\":1}"s}) {
+    auto answer = error_of<run_ticket>(
+      (*h.self)->request(h.host, std::chrono::seconds(10), create_atom::value, run_atom::value,
+                         f.token, run_start{f.agent_id, "owner_text_chat", "", "", hostile}));
+    CHECK(answer.first == errc::bad_json);
+    CHECK(answer.second == "location: expected one JSON object");
+  }
+  CHECK(f.node->stored_events() == before);
+}
+
 TEST_CASE("over the CAF network, starts arriving together stay within run.max_live_runs") {
   test::run_fixture f{[](node_config& cfg) { cfg.run.max_live_runs = 2; }};
   network_host h{f};
