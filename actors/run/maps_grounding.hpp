@@ -98,6 +98,8 @@
 // record_activity) keeps each call's status and reason, never an output, for
 // every tool; the chat transcript keeps the turn's text, and the answer's
 // cards go back to the host without being stored (actors/tenant/tenant.cpp).
+// A run trace (trace.hpp), when an operator turns them on, records every
+// Grounding Lite result redacted and the cards as their number.
 #pragma once
 
 #include <cstddef>

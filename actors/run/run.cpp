@@ -238,7 +238,7 @@ void answer_round(self_pointer self) {
   st.round.reset();
   auto outputs = round_outputs(round);
   if (st.setup.trace)
-    st.setup.trace->outputs(st.rounds, outputs);
+    st.setup.trace->outputs(st.rounds, round, outputs);
   record_activity(self, round);
   if (!st.listeners->empty())
     emit(self, "{\"event\":\"answered\",\"round\":" + std::to_string(st.rounds) + '}');

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <optional>
+
 #include "actors/tenant/tenant_events.hpp"
 
 namespace voxos {
@@ -57,11 +59,19 @@ std::vector<tool_call> calls_from_json(const json& calls) {
   return out;
 }
 
-json outputs_json(const std::vector<tool_output>& outputs) {
-  json out = json::array();
-  for (const auto& o : outputs)
-    out.push_back({{"call_id", o.call_id}, {"status", o.status}, {"output", o.output}});
-  return out;
+/// The output of a call to a redacted server, as the replayed run answers
+/// it from the redacted answer: "ok" carries the result itself, "tool_error"
+/// holds it as "result"; other outputs carry nothing the server sent.
+std::optional<std::string> redacted_output(const tool_output& o) {
+  if (o.status == "ok")
+    return redacted_result(o.output);
+  if (o.status != "tool_error")
+    return std::nullopt;
+  auto doc = json::parse(o.output, nullptr, false);
+  if (!doc.is_object() || !doc.contains("result"))
+    return std::nullopt;
+  doc["result"] = json::parse(redacted_result(doc["result"].dump()));
+  return doc.dump();
 }
 
 status bad_line(std::size_t line_no, const std::string& what) {
@@ -69,6 +79,18 @@ status bad_line(std::size_t line_no, const std::string& what) {
 }
 
 } // namespace
+
+std::string redacted_result(std::string_view result_json) {
+  auto doc = json::parse(result_json, nullptr, false);
+  if (!doc.is_object())
+    return json(redacted_text).dump();
+  // isError as the run reads it: true only when it is the boolean true
+  auto is_error =
+    doc.contains("isError") && doc["isError"].is_boolean() && doc["isError"].get<bool>();
+  return json{{"content", json::array({{{"type", "text"}, {"text", redacted_text}}})},
+              {"isError", is_error}}
+    .dump();
+}
 
 result<std::unique_ptr<run_trace>> run_trace::create(const std::string& path, uint64_t max_bytes) {
   // Created 0600 before anything is written into it.
@@ -106,8 +128,10 @@ void run_trace::header(const std::string& tenant_id, const effective_policy& sna
     server_docs.push_back(tenant_events::to_json(*rec, true));
   json adapter_docs = json::object();
   for (const auto& [server_id, adapter] : adapters)
-    if (adapter == call_adapter::maps_grounding_lite)
+    if (adapter == call_adapter::maps_grounding_lite) {
       adapter_docs[server_id] = "maps_grounding_lite";
+      redacted_servers_.insert(server_id);
+    }
   line({{"type", "header"},
         {"version", 1},
         {"proves", ""},
@@ -132,16 +156,29 @@ void run_trace::calls(uint64_t round, const std::vector<tool_call>& calls) {
 
 void run_trace::mcp(uint64_t round, const std::string& server_id, const std::string& params,
                     uint8_t code, const std::string& text) {
-  line({{"type", "mcp"},
-        {"round", round},
-        {"server_id", server_id},
-        {"params", params},
-        {"code", code},
-        {"text", text}});
+  bool redact = code == 0 && redacted_servers_.count(server_id) != 0;
+  json doc{{"type", "mcp"},    {"round", round}, {"server_id", server_id},
+           {"params", params}, {"code", code},   {"text", redact ? redacted_result(text) : text}};
+  if (redact)
+    doc["redacted"] = true;
+  line(doc);
 }
 
-void run_trace::outputs(uint64_t round, const std::vector<tool_output>& outputs) {
-  line({{"type", "outputs"}, {"round", round}, {"outputs", outputs_json(outputs)}});
+void run_trace::outputs(uint64_t round, const tool_round& settled,
+                        const std::vector<tool_output>& outputs) {
+  json docs = json::array();
+  for (std::size_t idx = 0; idx < outputs.size(); ++idx) {
+    const auto& o = outputs[idx];
+    json doc{{"call_id", o.call_id}, {"status", o.status}, {"output", o.output}};
+    const auto* entry = idx < settled.calls.size() ? settled.calls[idx].entry : nullptr;
+    if (entry != nullptr && redacted_servers_.count(std::string{entry->server_id()}) != 0)
+      if (auto redacted = redacted_output(o)) {
+        doc["output"] = std::move(*redacted);
+        doc["redacted"] = true;
+      }
+    docs.push_back(std::move(doc));
+  }
+  line({{"type", "outputs"}, {"round", round}, {"outputs", std::move(docs)}});
 }
 
 std::string refusal_text(const status& error) {
@@ -158,8 +195,13 @@ void run_trace::refused(uint64_t after_round, const std::vector<tool_call>& call
 
 void run_trace::turn(uint64_t after_round, const std::string& assistant, const std::string& cards,
                      bool during_round) {
-  json doc{
-    {"type", "turn"}, {"after_round", after_round}, {"assistant", assistant}, {"cards", cards}};
+  json doc{{"type", "turn"}, {"after_round", after_round}, {"assistant", assistant}};
+  // Place cards come from Grounding Lite searches only: their number is kept.
+  auto parsed = json::parse(cards, nullptr, false);
+  if (parsed.is_array() && parsed.empty())
+    doc["cards"] = "[]";
+  else
+    doc["cards_redacted"] = parsed.is_array() ? parsed.size() : std::size_t{1};
   if (during_round)
     doc["during_round"] = true;
   line(doc);
@@ -234,10 +276,13 @@ result<trace_record> read_trace(std::istream& in) {
       } else if (type == "outputs") {
         if (out.rounds.empty() || out.rounds.back().round != doc.at("round").get<uint64_t>())
           return bad_line(line_no, "outputs of a round whose calls were not recorded");
-        for (const auto& o : doc.at("outputs"))
+        for (const auto& o : doc.at("outputs")) {
           out.rounds.back().outputs.push_back({o.at("call_id").get<std::string>(),
                                                o.at("status").get<std::string>(),
                                                o.at("output").get<std::string>()});
+          if (o.value("redacted", false))
+            ++out.rounds.back().redacted;
+        }
       } else if (type == "refused" || type == "turn") {
         traced_between step;
         step.after_round = doc.at("after_round").get<uint64_t>();
@@ -248,7 +293,10 @@ result<trace_record> read_trace(std::istream& in) {
         } else {
           step.what = traced_between::kind::turn;
           step.assistant = doc.at("assistant").get<std::string>();
-          step.cards = doc.at("cards").get<std::string>();
+          if (doc.contains("cards_redacted"))
+            step.cards_redacted = doc.at("cards_redacted").get<std::size_t>();
+          else
+            step.cards = doc.at("cards").get<std::string>();
           step.during_round = doc.value("during_round", false);
         }
         out.between.push_back(std::move(step));

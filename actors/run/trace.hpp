@@ -12,19 +12,21 @@
 //       tool catalog (so catalog ids replay), its round limits;
 //   {"type":"calls","round":N,"calls":[{"call_id","name","arguments"}]}
 //       a model response's tool calls, as the host handed them over;
-//   {"type":"mcp","round":N,"server_id","params","code","text"}
+//   {"type":"mcp","round":N,"server_id","params","code","text"[,"redacted":true]}
 //       one tools/call the run sent and its connection's answer (code 0:
 //       `text` is the result; else an errc and the failure's message);
-//   {"type":"outputs","round":N,"outputs":[{"call_id","status","output"}]}
+//   {"type":"outputs","round":N,"outputs":[{"call_id","status","output"
+//    [,"redacted":true]}]}
 //       what the run answered;
 //   {"type":"refused","after_round":N,"calls":[...],"error":"<errc>: <message>"}
 //       a model response the run refused whole (too many calls, repeated
 //       call ids...), nothing of it decided;
-//   {"type":"turn","after_round":N,"assistant":"...","cards":"[...]"
+//   {"type":"turn","after_round":N,"assistant":"...","cards":"[]"|"cards_redacted":K
 //    [,"during_round":true]}
 //       a turn's assistant text the host reported, and the place cards the
-//       run answered for it (during_round: while round N was executing, so
-//       from that round's searches so far: replayed, not compared);
+//       run answered for it: "[]" when none, else only how many
+//       (during_round: while round N was executing, so from that round's
+//       searches so far: replayed, not compared);
 //   {"type":"cancel"}   the run was cancelled;
 //   {"type":"truncated","max_bytes":N}
 //       the next line would have passed run.trace_max_bytes: the trace ends
@@ -35,13 +37,30 @@
 // Traces hold arguments, results and the run's catalog key: they are
 // sensitive operator files (mode 0600), never recorded by default.
 //
+// Google Maps Grounding Lite content is never written (the product keeps
+// none of it beyond the live answer): every result a Grounding Lite server
+// (the header's "adapters") answered is recorded redacted, in the `mcp`
+// line and in the call's output, as {"content":[{"type":"text","text":
+// "<redacted_text>"}],"isError":<as answered>} (an answer that is not a JSON
+// object: the JSON string "<redacted_text>"), marked "redacted"; a failure
+// keeps its errc and the connection's message. A turn's place cards (only
+// Grounding Lite searches make them) are recorded as their number. What
+// the model wrote (calls, arguments, params) and the assistant's text are
+// kept. A replay serves the redacted answers, so the replayed run answers
+// the redacted form: it shows the same calls reach the same servers with
+// the same statuses and outputs otherwise, not that the Maps content was
+// the same, and a turn's redacted cards are not compared.
+//
 // Threading: one run_trace belongs to one run actor.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -69,10 +88,14 @@ public:
               const std::vector<const mcp_server_record*>& servers, const adapter_map& adapters,
               const catalog_key& key, view_kind kind, const round_limits& limits);
   void calls(uint64_t round, const std::vector<tool_call>& calls);
+  /// Redacts `text` (code 0) when `server_id` is a Grounding Lite server.
   void mcp(uint64_t round, const std::string& server_id, const std::string& params, uint8_t code,
            const std::string& text);
-  void outputs(uint64_t round, const std::vector<tool_output>& outputs);
+  /// `outputs` are round_outputs(settled): one per call, in call order; the
+  /// results of calls to a Grounding Lite server are redacted.
+  void outputs(uint64_t round, const tool_round& settled, const std::vector<tool_output>& outputs);
   void refused(uint64_t after_round, const std::vector<tool_call>& calls, const status& error);
+  /// Keeps the number of `cards` (a JSON array), not the cards.
   void turn(uint64_t after_round, const std::string& assistant, const std::string& cards,
             bool during_round);
   void cancel();
@@ -84,7 +107,16 @@ private:
   uint64_t max_bytes_;
   uint64_t written_ = 0;
   bool truncated_ = false;
+  /// Servers whose results are redacted (header: the Grounding Lite ones).
+  std::unordered_set<std::string> redacted_servers_;
 };
+
+/// The text a redacted Grounding Lite result carries.
+inline constexpr std::string_view redacted_text =
+  "Google Maps Grounding Lite result: redacted from the trace";
+
+/// A tool result (JSON text) in its redacted form (see above).
+std::string redacted_result(std::string_view result_json);
 
 /// One recorded MCP answer.
 struct traced_answer {
@@ -99,6 +131,8 @@ struct traced_round {
   uint64_t round = 0;
   std::vector<tool_call> calls;
   std::vector<tool_output> outputs;
+  /// Outputs recorded redacted (Grounding Lite results).
+  std::size_t redacted = 0;
 };
 
 /// A message between rounds: a response refused whole (its error is
@@ -107,11 +141,12 @@ struct traced_between {
   enum class kind : uint8_t { refused, turn };
   kind what = kind::refused;
   uint64_t after_round = 0;
-  std::vector<tool_call> calls; ///< refused
-  std::string error;            ///< refused: "<errc>: <message>"
-  std::string assistant;        ///< turn
-  std::string cards;            ///< turn
-  bool during_round = false;    ///< turn: reported while round after_round executed
+  std::vector<tool_call> calls;   ///< refused
+  std::string error;              ///< refused: "<errc>: <message>"
+  std::string assistant;          ///< turn
+  std::string cards;              ///< turn; empty when redacted
+  std::size_t cards_redacted = 0; ///< turn: cards recorded as their number only
+  bool during_round = false;      ///< turn: reported while round after_round executed
 };
 
 /// "<errc>: <message>", as a trace records a refusal.

@@ -10,6 +10,14 @@
 // request. Each recorded round's calls go to the run as the host handed them
 // over (and the recorded cancel, once the requests it cancelled are held),
 // and its outputs are compared with the recorded ones.
+//
+// Redacted Grounding Lite results (trace.hpp): the recorded server answers
+// the redacted form, so the replayed run's output for such a call is the
+// redacted form too, compared with the recorded (redacted) output: the same
+// call reached the same server and settled alike, nothing about the Maps
+// content itself. A turn whose place cards were redacted is replayed (it
+// clears the turn's searches as before) but its cards are not compared; the
+// report says how many outputs and cards were redacted.
 #include "apps/voxosctl/replay.hpp"
 
 #include <atomic>
@@ -212,6 +220,11 @@ int replay_trace(const std::string& path) {
         // its cards came from the round's searches so far: not reproducible
         std::printf("after round %llu: a turn reported during that round, not compared\n",
                     round_no);
+      } else if (step.cards_redacted != 0) {
+        // the results they came from were redacted too: nothing to compare
+        std::printf("after round %llu: the turn's %zu place cards redacted in the trace, not "
+                    "compared\n",
+                    round_no, step.cards_redacted);
       } else if (cards == step.cards) {
         std::printf("after round %llu: the turn's place cards identical\n", round_no);
       } else {
@@ -244,8 +257,12 @@ int replay_trace(const std::string& path) {
     if (failed) {
       ++differing;
     } else if (diff.empty()) {
-      std::printf("round %llu: %zu outputs identical\n",
-                  static_cast<unsigned long long>(round.round), replayed.size());
+      std::printf("round %llu: %zu outputs identical", static_cast<unsigned long long>(round.round),
+                  replayed.size());
+      if (round.redacted != 0)
+        std::printf(" (%zu Grounding Lite results redacted in the trace, compared redacted)",
+                    round.redacted);
+      std::printf("\n");
     } else {
       ++differing;
       std::printf("round %llu: outputs differ\n%s", static_cast<unsigned long long>(round.round),

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <thread>
 
+#include "actors/run/trace.hpp"
 #include "support/child_process.hpp"
 #include "support/run_fixture.hpp"
 
@@ -197,6 +198,45 @@ TEST_CASE("a turn reported while a round executes replays without its cards comp
   CHECK_MESSAGE(same.code == 0, same.out);
   CHECK(same.out.find("after round 1: a turn reported during that round, not compared")
         != std::string::npos);
+}
+
+TEST_CASE("a trace over a Grounding Lite maps search holds none of its places, and replays") {
+  std::string trace_dir;
+  test::run_fixture f{test::maps_peer(tracing_into(trace_dir))};
+  f.as_grounding_lite();
+  auto run_id = f.start_run();
+  f.search_places(run_id);
+  auto turn = f.report_turn(run_id, "Two bakeries are open.");
+  REQUIRE(turn.body["place_cards"].size() == 2);
+  auto echoed = f.submit(
+    run_id, json::array({{{"call_id", "e"}, {"name", "echo"}, {"arguments", {{"text", "hi"}}}}}));
+  REQUIRE_MESSAGE(echoed.status == 200, echoed.raw);
+  REQUIRE(f.node->call("POST", "/v1/runs/" + run_id + "/finish", f.token).status == 200);
+
+  auto path = trace_dir + "/" + run_id + ".jsonl";
+  auto text = read_file(path);
+  REQUIRE(text.find("\"type\":\"outputs\"") != std::string::npos);
+  for (const auto& content : test::peer_maps_content)
+    CHECK_MESSAGE(text.find(content) == std::string::npos, "the trace holds " << content);
+  // The answer and the output are there, redacted; the cards as their number.
+  CHECK(text.find(std::string{redacted_text}) != std::string::npos);
+  CHECK(text.find("\"redacted\":true") != std::string::npos);
+  CHECK(text.find("\"cards_redacted\":2") != std::string::npos);
+  CHECK(text.find("Two bakeries are open.") != std::string::npos);
+  CHECK(text.find("bakery nearby") != std::string::npos); // (what the model wrote)
+
+  auto same = replay(path, f.dir.str());
+  CHECK_MESSAGE(same.code == 0, same.out);
+  CHECK_MESSAGE(same.out.find("round 1: 1 outputs identical (1 Grounding Lite results redacted in "
+                              "the trace, compared redacted)")
+                  != std::string::npos,
+                same.out);
+  CHECK(same.out.find("after round 1: the turn's 2 place cards redacted in the trace, not compared")
+        != std::string::npos);
+  // (echo is a tool of the same server, whose every result is redacted)
+  CHECK_MESSAGE(same.out.find("round 2: 1 outputs identical (1 Grounding Lite results redacted")
+                  != std::string::npos,
+                same.out);
 }
 
 TEST_CASE("the traces checked in under tests/data/traces replay identically") {

@@ -2,7 +2,7 @@
 // StreamableHTTPServerTransport), the reference peer for Voxos's MCP client.
 //
 //   node sdk_peer.mjs [--port N] [--json | --sse] [--stateless] [--tools N] [--page-size N]
-//                     [--changing-tools]
+//                     [--changing-tools] [--maps]
 //
 //   --port N        port on 127.0.0.1 (0, the default: the kernel picks one)
 //   --json          answer POSTs as application/json (enableJsonResponse)
@@ -18,6 +18,10 @@
 //                   `late_tool` appear in tools/list and announces it with one
 //                   notifications/tools/list_changed on the call's own stream
 //                   (before its answer, so only with --sse does it arrive)
+//   --maps          a tool `search_places` answering like Google Maps Grounding
+//                   Lite (structuredContent {summary, places: [PlaceView]}) with
+//                   two fixed places, for tests that register this peer under
+//                   the Grounding Lite preset's identity
 //
 // Once listening it prints exactly one line, "listening <port>", to stdout,
 // and nothing else there (diagnostics go to stderr).
@@ -49,7 +53,9 @@ import { z } from "zod";
 // ---- options ---------------------------------------------------------------
 
 function parseOptions(argv) {
-  const options = { port: 0, json: false, stateless: false, tools: 0, pageSize: 0, changingTools: false };
+  const options = {
+    port: 0, json: false, stateless: false, tools: 0, pageSize: 0, changingTools: false, maps: false,
+  };
   const integer = (flag, text) => {
     const value = Number(text);
     if (!Number.isInteger(value) || value < 0) {
@@ -64,6 +70,7 @@ function parseOptions(argv) {
     else if (arg === "--sse") options.json = false;
     else if (arg === "--stateless") options.stateless = true;
     else if (arg === "--changing-tools") options.changingTools = true;
+    else if (arg === "--maps") options.maps = true;
     else if (arg === "--port") options.port = integer(arg, argv[++idx]);
     else if (arg === "--tools") options.tools = integer(arg, argv[++idx]);
     else if (arg === "--page-size") options.pageSize = integer(arg, argv[++idx]);
@@ -285,7 +292,49 @@ function generatedTool(number) {
   };
 }
 
+// With --maps: search_places as Google Maps Grounding Lite answers it (a
+// SearchTextResponse in structuredContent; its PlaceView fields, "...Url"
+// links, attribution), always the same two places. Tests look for these
+// titles, IDs and URLs where nothing of them may be kept.
+const MAPS_PLACES = [
+  { id: "ChIJpeerSonnenscheinBakery", title: "Sonnenschein Peer Bakery", cid: "7340019001",
+    latitude: 52.5219, longitude: 13.4132 },
+  { id: "ChIJpeerBlueStagCoffee", title: "Blue Stag Peer Coffee", cid: "7340019002",
+    latitude: 52.5201, longitude: 13.4090 },
+];
+
+function placeView(place) {
+  return {
+    place: `places/${place.id}`,
+    id: place.id,
+    googleMapsLinks: {
+      placeUrl: `https://maps.google.com/?cid=${place.cid}`,
+      directionsUrl: `https://www.google.com/maps/dir/?api=1&destination_place_id=${place.id}`,
+    },
+    attribution: { title: place.title, url: "https://maps.google.com/" },
+    location: { latitude: place.latitude, longitude: place.longitude },
+  };
+}
+
+const mapsTool = {
+  name: "search_places",
+  config: {
+    description: "Searches places (answers like Google Maps Grounding Lite; fixed test data).",
+    inputSchema: { textQuery: z.string().describe("what to look for, and where") },
+    annotations: readOnly,
+  },
+  handler: async () => {
+    const places = MAPS_PLACES.map(placeView);
+    const summary = `Found ${places.length} places: ${MAPS_PLACES.map((p) => p.title).join(", ")}.`;
+    return {
+      content: [{ type: "text", text: JSON.stringify({ summary, places }) }],
+      structuredContent: { summary, places },
+    };
+  },
+};
+
 const allTools = [...builtinTools];
+if (options.maps) allTools.push(mapsTool);
 for (let number = 0; number < options.tools; ++number) allTools.push(generatedTool(number));
 
 // McpServer always answers tools/list with one page. With --page-size its
