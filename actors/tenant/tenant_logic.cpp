@@ -6,6 +6,7 @@
 
 #include "config/internal_tools.hpp"
 #include "config/presets.hpp"
+#include "transport/url_policy.hpp"
 
 namespace voxos::tenant_logic {
 
@@ -54,9 +55,21 @@ bool server_knows(const mcp_server_record& s, const std::string& tool) {
   return p != nullptr && find_preset_tool(*p, tool) != nullptr;
 }
 
+/// An Exa endpoint: one of Exa's presets, or a URL whose host is exa.ai or
+/// a name under it (a host that merely holds "exa.ai", such as
+/// notexa.ai.example, is another server).
 bool is_exa_record(const mcp_server_record& s) {
-  return s.preset_id == preset_ids::exa || s.preset_id == preset_ids::exa_api_key
-         || s.url.find("exa.ai") != std::string::npos;
+  if (s.preset_id == preset_ids::exa || s.preset_id == preset_ids::exa_api_key)
+    return true;
+  auto url = parse_url(s.url);
+  if (!url || url->kind != parsed_url::host_kind::name)
+    return false;
+  const std::string& host = url->host;
+  const std::string exa = "exa.ai";
+  return host == exa
+         || (host.size() > exa.size() + 1
+             && host.compare(host.size() - exa.size(), exa.size(), exa) == 0
+             && host[host.size() - exa.size() - 1] == '.');
 }
 
 status check_text(const std::string& text, const char* field) {

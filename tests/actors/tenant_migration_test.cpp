@@ -246,6 +246,43 @@ TEST_CASE("existing Exa records are left alone by the Exa migration") {
   CHECK(*opened == header_text);
 }
 
+TEST_CASE(
+  "the Exa migration counts a custom server on an exa.ai host, not one that only names it") {
+  test::temp_dir dir;
+  auto custom = [](const std::string& tenant, const std::string& id, const std::string& url) {
+    mcp_server_record s;
+    s.tenant_id = tenant;
+    s.server_id = id;
+    s.label = "Search";
+    s.url = url;
+    s.enabled = s.trusted = s.connected = true;
+    return tenant_events::server_upserted(s);
+  };
+  {
+    auto db = test::open_node_store(dir);
+    write_old_tenant(*db, "t_lookalike", "vxt_lookalike-tenant-token-0123456789abcdef",
+                     {tenant_events::agent_created({"a_1", "Assistant", true}),
+                      custom("t_lookalike", "s_look", "https://notexa.ai.example/mcp"),
+                      custom("t_lookalike", "s_path", "https://search.example.com/exa.ai/mcp")});
+    write_old_tenant(*db, "t_own", "vxt_own-exa-tenant-token-0123456789abcdefgh",
+                     {tenant_events::agent_created({"a_2", "Assistant", true}),
+                      custom("t_own", "s_own", "https://eu.mcp.exa.ai/mcp")});
+  }
+  test::running_node node{dir};
+  auto exa_presets = [&](const std::string& tenant_token) {
+    int count = 0;
+    auto servers = node.call("GET", "/v1/servers", tenant_token);
+    REQUIRE(servers.status == 200);
+    for (auto& s : servers.body)
+      count += s["preset_id"] == "exa" ? 1 : 0;
+    return std::pair{count, servers.body.size()};
+  };
+  // Lookalikes are other servers: the default Exa server is added beside them.
+  CHECK(exa_presets("vxt_lookalike-tenant-token-0123456789abcdef") == std::pair{1, std::size_t{3}});
+  // A custom record on an exa.ai host is an Exa endpoint: nothing is added.
+  CHECK(exa_presets("vxt_own-exa-tenant-token-0123456789abcdefgh") == std::pair{0, std::size_t{1}});
+}
+
 TEST_CASE("a tenant that deleted its Exa server does not get it back from the migration") {
   test::temp_dir dir;
   const std::string tenant = "t_deleted";
