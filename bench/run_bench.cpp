@@ -348,9 +348,11 @@ std::optional<wave_figures> measure_waves(caf::actor_system& sys, bench_tenant& 
 
 /// Where one line's pairs come from: a run of `t` calling the peer's `tool`
 /// through the runtime, and `direct` (our client, an mcp_connection of its
-/// own) calling the same tool of the same peer.
+/// own) calling the same tool of the same peer. Without `t`, both sides of
+/// a pair are the same straight call: the method's own floor (what two
+/// identical paths differ by on this machine).
 struct pair_source {
-  bench_tenant* t = nullptr;
+  bench_tenant* t = nullptr; ///< none: both sides straight
   std::string run_id;
   std::string tool;
   mcp_connection_actor direct;
@@ -385,30 +387,36 @@ std::optional<pair_source> make_pair_source(caf::scoped_actor& self, bench_tenan
 /// the previous round's records, say). Both messages are built before
 /// either clock starts; each clock stops when its answer is in.
 bool measure_pairs(caf::scoped_actor& self, pair_source& src, int pairs, paired_figures* out) {
-  const auto& model_name = src.t->model_names.at(src.tool);
+  const std::string no_name;
+  const auto& model_name = src.t != nullptr ? src.t->model_names.at(src.tool) : no_name;
   for (int pair_idx = 0; pair_idx < pairs; ++pair_idx) {
     auto call_idx = src.next_call++;
     auto text = "call " + std::to_string(call_idx);
     std::vector<tool_call> calls{{"c1", model_name, json{{"text", text}}.dump()}};
     auto params = json{{"name", src.tool}, {"arguments", {{"text", text}}}}.dump();
+    auto params_again = params; // for the floor's first side
     std::string method = "tools/call";
+    std::string method_again = method;
     double runtime_us = 0;
     double direct_us = 0;
+    auto straight_call = [&](std::string& method, std::string& params, double& us) {
+      auto start = clock_type::now();
+      auto answer =
+        ask<std::string>(self, src.direct, "direct call", request_atom::value, src.next_key++,
+                         std::move(method), std::move(params), uint32_t{0});
+      us = us_since(start);
+      return answer.has_value();
+    };
     auto through_runtime = [&] {
+      if (src.t == nullptr)
+        return straight_call(method_again, params_again, runtime_us);
       auto start = clock_type::now();
       auto outputs = ask<std::vector<tool_output>>(self, src.t->tenant, "tool round",
                                                    tool_atom::value, src.run_id, std::move(calls));
       runtime_us = us_since(start);
       return outputs && all_ok(*outputs);
     };
-    auto straight = [&] {
-      auto start = clock_type::now();
-      auto answer =
-        ask<std::string>(self, src.direct, "direct call", request_atom::value, src.next_key++,
-                         std::move(method), std::move(params), uint32_t{0});
-      direct_us = us_since(start);
-      return answer.has_value();
-    };
+    auto straight = [&] { return straight_call(method, params, direct_us); };
     bool ok = call_idx % 2 == 0 ? through_runtime() && straight() : straight() && through_runtime();
     if (!ok)
       return false;
@@ -476,11 +484,12 @@ struct echo_figures {
   paired_figures sync_off;    ///< read-only `echo`, store sync off
   paired_figures sync_on;     ///< read-only `echo`, store sync on
   paired_figures sync_on_mut; ///< mutating `note`, store sync on
+  paired_figures same_call;   ///< the same straight call on both sides
   floor_figures floor;
 };
 
 /// `opts.pairs` pairs per line, in blocks of `opts.block`: each block runs
-/// the three lines one after the other (starting with a different one each
+/// the four lines one after the other (starting with a different one each
 /// block; each line's block after 10 pairs not recorded, so the switch from
 /// the other lines' runs and store is not in the figures), then its share
 /// of the floor samples; so every figure sees the same machine.
@@ -499,9 +508,12 @@ std::optional<echo_figures> measure_added(caf::actor_system& sys, bench_tenant& 
     std::perror("open the floor file in the store's directory");
     return std::nullopt;
   }
+  pair_source same;
+  same.tool = "echo";
+  same.direct = direct;
   echo_figures out;
-  pair_source* sources[] = {&*off, &*on, &*on_mut};
-  paired_figures* lines[] = {&out.sync_off, &out.sync_on, &out.sync_on_mut};
+  pair_source* sources[] = {&*off, &*on, &*on_mut, &same};
+  paired_figures* lines[] = {&out.sync_off, &out.sync_on, &out.sync_on_mut, &out.same_call};
   // Warm-up: sessions, workers, validators, the disk.
   bool ok = measure_floor(self, fd, synced, unsynced, 20, nullptr);
   for (auto* src : sources)
@@ -509,8 +521,8 @@ std::optional<echo_figures> measure_added(caf::actor_system& sys, bench_tenant& 
   int blocks = (opts.pairs + opts.block - 1) / opts.block;
   for (int block = 0; ok && block < blocks; ++block) {
     int pairs = std::min(opts.block, opts.pairs - block * opts.block);
-    for (int line = 0; ok && line < 3; ++line) {
-      auto idx = static_cast<std::size_t>((block + line) % 3);
+    for (int line = 0; ok && line < 4; ++line) {
+      auto idx = static_cast<std::size_t>((block + line) % 4);
       ok = measure_pairs(self, *sources[idx], 10, nullptr)
            && measure_pairs(self, *sources[idx], pairs, lines[idx]);
     }
@@ -710,8 +722,8 @@ void print_added(const echo_figures& x, const bench_options& opts) {
     "-> connection; the round's audit and activity queued to the store, not awaited) and "
     "straight at our client (its own mcp_connection), alternating call by call (the order "
     "swapped every pair), against bench/echo_peer.hpp (a cpp-httplib peer that answers at "
-    "once); added = runtime - straight, per pair; %d pairs per line, the three lines and the "
-    "disk floor interleaved in blocks of %d pairs:\n",
+    "once); added = runtime - straight, per pair; %d pairs per line, the three lines, the "
+    "method's floor and the disk floor interleaved in blocks of %d pairs:\n",
     opts.pairs, opts.block);
   auto floor50 = percentile(x.floor.fdatasync_us, 0.5);
   auto floor99 = percentile(x.floor.fdatasync_us, 0.99);
@@ -737,6 +749,10 @@ void print_added(const echo_figures& x, const bench_options& opts) {
                   name, added50, added99, floor99 + 100, verdict(added99 <= floor99 + 100),
                   sides_text(*figures).c_str());
   }
+  std::printf("   the method's own floor, the same straight call on both sides of a pair: "
+              "difference p50 %4.0f us p99 %4.0f us (no target: what two identical paths "
+              "differ by on this machine)\n",
+              percentile(x.same_call.added_us, 0.5), percentile(x.same_call.added_us, 0.99));
   std::printf("   disk floor, the synced store's directory (%zu samples between the blocks): "
               "200-byte append + fdatasync p50 %.0f us p99 %.0f us (no target: the floor) | one "
               "append alone (ask to answer; no target): synced store p50 %.0f us p99 %.0f us, "
