@@ -11,8 +11,8 @@
 namespace voxos::bench {
 
 /// Answers initialize, notifications (202), tools/list (two read-only tools,
-/// `echo` {text} and `sleep` {ms}) and tools/call (a fixed "ok" text), as
-/// JSON.
+/// `echo` {text} and `sleep` {ms}, and one annotated not read-only, `note`
+/// {text}, which stores nothing) and tools/call (a fixed "ok" text), as JSON.
 /// Connections stay open as long as a client likes (as Node's server keeps
 /// them): httplib's default closes one every 5 requests, which would add a
 /// reconnect every fifth call to both clients and blur what is measured.
@@ -31,16 +31,18 @@ inline void serve_echo(httplib::Server& svr) {
                 {"capabilities", nlohmann::json::object()},
                 {"serverInfo", {{"name", "floor"}, {"version", "1"}}}};
     else if (msg.value("method", "") == "tools/list") {
-      auto tool = [](const char* name, const char* field, const char* type) {
+      auto tool = [](const char* name, const char* field, const char* type, bool read_only) {
         return nlohmann::json{{"name", name},
                               {"description", "Answers at once."},
                               {"inputSchema",
                                {{"type", "object"},
                                 {"properties", {{field, {{"type", type}}}}},
                                 {"required", {field}}}},
-                              {"annotations", {{"readOnlyHint", true}}}};
+                              {"annotations", {{"readOnlyHint", read_only}}}};
       };
-      result = {{"tools", {tool("echo", "text", "string"), tool("sleep", "ms", "integer")}}};
+      result = {{"tools",
+                 {tool("echo", "text", "string", true), tool("sleep", "ms", "integer", true),
+                  tool("note", "text", "string", false)}}};
     } else
       result = {{"content", nlohmann::json::array({{{"type", "text"}, {"text", "ok"}}})}};
     res.set_content(

@@ -4,12 +4,19 @@
 //   a. a wave of eight `sleep` 200 ms calls vs one such call (ratio; target
 //      <= 1.05x), beside the TypeScript SDK client doing the same with
 //      Promise.all (tests/peers/run_wave_bench.mjs);
-//   b. one `echo` call through the runtime vs our client straight to the peer
-//      (its own mcp_connection), interleaved, p50/p99 and the difference
-//      (target: overhead p99 <= 100 us), with the event store's WAL sync on
-//      (fsync per group commit, the default) and off: every round appends an
-//      audit and an activity event before it answers; the SDK client's
-//      sequential echo beside them;
+//   b. the time the runtime adds to one call, as a paired figure: the same
+//      call through the runtime and straight at our client (its own
+//      mcp_connection), alternating call by call, against bench/echo_peer.hpp
+//      (a cpp-httplib peer that answers at once); the distribution (p50,
+//      p99) of the per-pair differences, on three lines interleaved in
+//      blocks: store WAL sync off (read-only `echo`), sync on (read-only
+//      `echo`; targets for both: p50 <= 40 us, p99 <= 100 us), sync on
+//      (mutating `note`; target: p99 <= the disk floor's p99 + 100 us); the
+//      disk floor measured between the blocks: a 200-byte append + fdatasync
+//      on a file in the synced store's own directory (no target), beside one
+//      append to each store alone; then the same pairs against the SDK peer
+//      (no target: its millisecond tails) and the SDK client's sequential
+//      echo;
 //   c. memory per idle run actor at 10,000 live runs (sync off): RSS and heap
 //      before and after starting them, per run (target <= 16 KiB), beside
 //      10,000 bare CAF actors; the WAL bytes the starts wrote (RocksDB's
@@ -19,8 +26,11 @@
 //      <= 10 ms), beside our client cancelling eight requests straight.
 // Nothing here asserts timing: figures and ratios are printed.
 //
-//   run_bench [--rounds N] [--calls-sync N] [--calls-nosync N] [--runs N] [--cancels N]
-//             (defaults 9, 300, 2000, 10000, 20)
+//   run_bench [--rounds N] [--pairs N] [--block N] [--floor N] [--calls-sync N]
+//             [--calls-nosync N] [--runs N] [--cancels N] [--paired-only]
+//             (defaults 9, 10000, 250, 2000, 300, 2000, 10000, 20; --paired-only
+//             runs b alone, against the echo peer: for profiling)
+#include <fcntl.h>
 #include <malloc.h>
 #include <unistd.h>
 
@@ -36,6 +46,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <caf/actor_system.hpp>
@@ -68,13 +79,19 @@ using clock_type = std::chrono::steady_clock;
 namespace {
 
 constexpr auto ask_timeout = std::chrono::seconds{60};
-/// The peer's tools the bench's agent may call.
-const std::vector<std::string> bench_tools{"echo", "sleep"};
+/// The SDK peer's tools the bench's agent may call.
+const std::vector<std::string> sdk_tools{"echo", "sleep"};
+/// The echo peer's: `note` is annotated not read-only (a mutating call).
+const std::vector<std::string> echo_tools{"echo", "sleep", "note"};
 
 struct bench_options {
   int rounds = 9;               ///< a: single calls and waves
-  int calls_sync = 300;         ///< b: echo calls each way, store sync on
-  int calls_nosync = 2000;      ///< b: echo calls each way, store sync off
+  int pairs = 10'000;           ///< b: pairs per line against the echo peer
+  int block = 250;              ///< b: pairs per line in each interleaved block
+  int floor_samples = 2'000;    ///< b: fdatasync samples, spread over the blocks
+  int calls_sync = 300;         ///< b: pairs against the SDK peer, store sync on
+  int calls_nosync = 2000;      ///< b: pairs against the SDK peer, store sync off
+  bool paired_only = false;     ///< b alone, against the echo peer
   int live_runs = 10'000;       ///< c: live runs at the end
   int cancels = 20;             ///< d: cancelled rounds
   int sleep_ms = 200;           ///< a: the sleep of each call
@@ -162,6 +179,8 @@ bool wait_in_flight(uint16_t port, int count) {
 /// One tenant on its own event store, its default agent granted the peer's
 /// bench tools.
 struct bench_tenant {
+  /// The peer's tools its agent is granted.
+  std::vector<std::string> tools;
   std::filesystem::path store_dir;
   event_store_actor store;
   tenant_actor tenant;
@@ -183,8 +202,10 @@ struct bench_tenant {
 std::optional<bench_tenant> make_tenant(caf::actor_system& sys, node_metrics& metrics,
                                         const test::temp_dir& dir, bool sync,
                                         const tenant_services& services,
-                                        const std::string& peer_url) {
+                                        const std::string& peer_url, const char* tenant_id,
+                                        const std::vector<std::string>& tools) {
   bench_tenant out;
+  out.tools = tools;
   out.store_dir = dir.path() / "store";
   event_db_options db_opts;
   db_opts.sync = sync;
@@ -196,8 +217,7 @@ std::optional<bench_tenant> make_tenant(caf::actor_system& sys, node_metrics& me
   }
   out.store = spawn_event_store(sys, std::shared_ptr<event_db>(std::move(*db)), metrics,
                                 event_store_options{});
-  out.tenant =
-    spawn_tenant(sys, sync ? "t_bench_sync" : "t_bench_nosync", out.store, metrics, services);
+  out.tenant = spawn_tenant(sys, tenant_id, out.store, metrics, services);
 
   caf::scoped_actor self{sys};
   auto agents =
@@ -218,14 +238,14 @@ std::optional<bench_tenant> make_tenant(caf::actor_system& sys, node_metrics& me
   if (!ask<std::string>(self, out.tenant, "connection test", connect_atom::value,
                         server_atom::value, out.server_id))
     return std::nullopt;
-  json patch{{"enabled", true}, {"trusted", true}, {"allowed_tools", bench_tools}};
+  json patch{{"enabled", true}, {"trusted", true}, {"allowed_tools", tools}};
   if (!ask<std::string>(self, out.tenant, "patch server", server_atom::value, out.server_id,
                         patch.dump()))
     return std::nullopt;
   if (!ask<std::string>(self, out.tenant, "second connection test", connect_atom::value,
                         server_atom::value, out.server_id))
     return std::nullopt;
-  for (const auto& tool : bench_tools)
+  for (const auto& tool : tools)
     if (!ask<std::string>(self, out.tenant, "grant", grant_atom::value, out.agent_id, out.server_id,
                           tool, std::string{"allow"}))
       return std::nullopt;
@@ -250,7 +270,7 @@ std::optional<std::string> start_run(caf::scoped_actor& self, bench_tenant& t) {
     for (const auto& entry : direct)
       if (entry.is_object() && entry.value("server_id", "") == t.server_id)
         t.model_names[entry.value("tool", "")] = entry.value("model_name", "");
-    for (const auto& tool : bench_tools)
+    for (const auto& tool : t.tools)
       if (t.model_names[tool].empty()) {
         std::fprintf(stderr, "the run's view has no `%s` of the peer\n", tool.c_str());
         return std::nullopt;
@@ -277,20 +297,23 @@ std::vector<tool_call> sleep_calls(const bench_tenant& t, int count, int ms) {
   return calls;
 }
 
-/// One round through the tenant; false unless every output is "ok".
-bool round_trip(caf::scoped_actor& self, const bench_tenant& t, const std::string& run_id,
-                std::vector<tool_call> calls) {
-  auto outputs = ask<std::vector<tool_output>>(self, t.tenant, "tool round", tool_atom::value,
-                                               run_id, std::move(calls));
-  if (!outputs)
-    return false;
-  for (const auto& out : *outputs)
+/// False (after a message on stderr) unless every output is "ok".
+bool all_ok(const std::vector<tool_output>& outputs) {
+  for (const auto& out : outputs)
     if (out.status != "ok") {
       std::fprintf(stderr, "call %s: %s %s\n", out.call_id.c_str(), out.status.c_str(),
                    out.output.c_str());
       return false;
     }
   return true;
+}
+
+/// One round through the tenant; false unless every output is "ok".
+bool round_trip(caf::scoped_actor& self, const bench_tenant& t, const std::string& run_id,
+                std::vector<tool_call> calls) {
+  auto outputs = ask<std::vector<tool_output>>(self, t.tenant, "tool round", tool_atom::value,
+                                               run_id, std::move(calls));
+  return outputs && all_ok(*outputs);
 }
 
 // -- a. a wave of eight vs one ----------------------------------------------------
@@ -321,62 +344,206 @@ std::optional<wave_figures> measure_waves(caf::actor_system& sys, bench_tenant& 
   return wave_figures{percentile(singles, 0.5), percentile(waves, 0.5)};
 }
 
-// -- b. one call: through the runtime vs our client straight ----------------------
+// -- b. added time per call: the same call through the runtime and straight ---------
 
-struct overhead_figures {
-  std::vector<double> runtime_us;
-  std::vector<double> direct_us;
-  /// One small event appended to the tenant's store: a round waits for
-  /// its activity append after its last wave (the audit append overlaps).
-  std::vector<double> append_us;
+/// Where one line's pairs come from: a run of `t` calling the peer's `tool`
+/// through the runtime, and `direct` (our client, an mcp_connection of its
+/// own) calling the same tool of the same peer. Without `t`, both sides of
+/// a pair are the same straight call: the method's own floor (what two
+/// identical paths differ by on this machine).
+struct pair_source {
+  bench_tenant* t = nullptr; ///< none: both sides straight
+  std::string run_id;
+  std::string tool;
+  mcp_connection_actor direct;
+  uint64_t next_key = 1;
+  int next_call = 0;
 };
 
-std::optional<overhead_figures> measure_overhead(caf::actor_system& sys, bench_tenant& t,
-                                                 const mcp_connection_actor& direct, int calls) {
-  caf::scoped_actor self{sys};
+/// One line's figures, pair by pair.
+struct paired_figures {
+  std::vector<double> runtime_us;
+  std::vector<double> direct_us;
+  std::vector<double> added_us; ///< runtime - straight, of each pair
+};
+
+std::optional<pair_source> make_pair_source(caf::scoped_actor& self, bench_tenant& t,
+                                            std::string tool, const mcp_connection_actor& direct) {
   auto run_id = start_run(self, t);
   if (!run_id)
     return std::nullopt;
-  uint64_t key = 1;
-  auto runtime_call = [&](int call_idx) {
-    return round_trip(self, t, *run_id,
-                      {{"c1", t.model_names.at("echo"),
-                        json{{"text", "call " + std::to_string(call_idx)}}.dump()}});
-  };
-  auto direct_call = [&](int call_idx) {
-    json params{{"name", "echo"}, {"arguments", {{"text", "call " + std::to_string(call_idx)}}}};
-    return ask<std::string>(self, direct, "direct call", request_atom::value, key++,
-                            std::string{"tools/call"}, params.dump(), uint32_t{0})
-      .has_value();
-  };
-  auto append_call = [&] {
-    append_request req;
-    req.tenant = "t_bench_store";
-    req.stream = "bench";
-    req.events.push_back({"bench.appended", R"({"bench":true})"});
-    return ask<append_result>(self, t.store, "append", append_atom::value, std::move(req))
-      .has_value();
-  };
-  // Warm-up: sessions, workers, the validator, the peer's JIT.
-  for (int call_idx = 0; call_idx < 100; ++call_idx)
-    if (!runtime_call(call_idx) || !direct_call(call_idx) || !append_call())
-      return std::nullopt;
-  // Interleaved, so both see the same machine.
-  overhead_figures out;
-  for (int call_idx = 0; call_idx < calls; ++call_idx) {
-    auto start = clock_type::now();
-    if (!runtime_call(call_idx))
-      return std::nullopt;
-    out.runtime_us.push_back(us_since(start));
-    start = clock_type::now();
-    if (!direct_call(call_idx))
-      return std::nullopt;
-    out.direct_us.push_back(us_since(start));
-    start = clock_type::now();
-    if (!append_call())
-      return std::nullopt;
-    out.append_us.push_back(us_since(start));
+  pair_source out;
+  out.t = &t;
+  out.run_id = std::move(*run_id);
+  out.tool = std::move(tool);
+  out.direct = direct;
+  return out;
+}
+
+/// `pairs` pairs from `src` (into `out` unless null): each the same call,
+/// same arguments, through the runtime (one round of one call) and straight,
+/// one right after the other, the order swapped every pair, so that neither
+/// side always runs right after the other (after a synced store's fsync of
+/// the previous round's records, say). Both messages are built before
+/// either clock starts; each clock stops when its answer is in.
+bool measure_pairs(caf::scoped_actor& self, pair_source& src, int pairs, paired_figures* out) {
+  const std::string no_name;
+  const auto& model_name = src.t != nullptr ? src.t->model_names.at(src.tool) : no_name;
+  for (int pair_idx = 0; pair_idx < pairs; ++pair_idx) {
+    auto call_idx = src.next_call++;
+    auto text = "call " + std::to_string(call_idx);
+    std::vector<tool_call> calls{{"c1", model_name, json{{"text", text}}.dump()}};
+    auto params = json{{"name", src.tool}, {"arguments", {{"text", text}}}}.dump();
+    auto params_again = params; // for the floor's first side
+    std::string method = "tools/call";
+    std::string method_again = method;
+    double runtime_us = 0;
+    double direct_us = 0;
+    auto straight_call = [&](std::string& method, std::string& params, double& us) {
+      auto start = clock_type::now();
+      auto answer =
+        ask<std::string>(self, src.direct, "direct call", request_atom::value, src.next_key++,
+                         std::move(method), std::move(params), uint32_t{0});
+      us = us_since(start);
+      return answer.has_value();
+    };
+    auto through_runtime = [&] {
+      if (src.t == nullptr)
+        return straight_call(method_again, params_again, runtime_us);
+      auto start = clock_type::now();
+      auto outputs = ask<std::vector<tool_output>>(self, src.t->tenant, "tool round",
+                                                   tool_atom::value, src.run_id, std::move(calls));
+      runtime_us = us_since(start);
+      return outputs && all_ok(*outputs);
+    };
+    auto straight = [&] { return straight_call(method, params, direct_us); };
+    bool ok = call_idx % 2 == 0 ? through_runtime() && straight() : straight() && through_runtime();
+    if (!ok)
+      return false;
+    if (out != nullptr) {
+      out->runtime_us.push_back(runtime_us);
+      out->direct_us.push_back(direct_us);
+      out->added_us.push_back(runtime_us - direct_us);
+    }
   }
+  return true;
+}
+
+/// One small event appended to `store` and answered (durable, with sync on).
+bool store_append(caf::scoped_actor& self, const event_store_actor& store) {
+  append_request req;
+  req.tenant = "t_bench_store";
+  req.stream = "bench";
+  req.events.push_back({"bench.appended", R"({"bench":true})"});
+  return ask<append_result>(self, store, "append", append_atom::value, std::move(req)).has_value();
+}
+
+/// The disk's floor: 200 bytes appended to a file and fdatasync'd, beside
+/// one append to each store alone.
+struct floor_figures {
+  std::vector<double> fdatasync_us;
+  std::vector<double> synced_append_us;
+  std::vector<double> unsynced_append_us;
+};
+
+/// `samples` floor samples on the file `fd` (into `out` unless null). A
+/// synced append first, untimed, waits out the store's sync of the records
+/// the last rounds queued, so the floor is measured on a quiet disk.
+bool measure_floor(caf::scoped_actor& self, int fd, const bench_tenant& synced,
+                   const bench_tenant& unsynced, int samples, floor_figures* out) {
+  if (!store_append(self, synced.store))
+    return false;
+  std::string bytes(200, 'x');
+  bytes.back() = '\n';
+  for (int sample = 0; sample < samples; ++sample) {
+    auto start = clock_type::now();
+    if (::write(fd, bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size())
+        || ::fdatasync(fd) != 0) {
+      std::perror("floor append + fdatasync");
+      return false;
+    }
+    auto sync_us = us_since(start);
+    start = clock_type::now();
+    if (!store_append(self, synced.store))
+      return false;
+    auto synced_us = us_since(start);
+    start = clock_type::now();
+    if (!store_append(self, unsynced.store))
+      return false;
+    if (out != nullptr) {
+      out->unsynced_append_us.push_back(us_since(start));
+      out->fdatasync_us.push_back(sync_us);
+      out->synced_append_us.push_back(synced_us);
+    }
+  }
+  return true;
+}
+
+/// The three lines against the echo peer and the disk floor.
+struct echo_figures {
+  paired_figures sync_off;    ///< read-only `echo`, store sync off
+  paired_figures sync_on;     ///< read-only `echo`, store sync on
+  paired_figures sync_on_mut; ///< mutating `note`, store sync on
+  paired_figures same_call;   ///< the same straight call on both sides
+  floor_figures floor;
+};
+
+/// `opts.pairs` pairs per line, in blocks of `opts.block`: each block runs
+/// the four lines one after the other (starting with a different one each
+/// block; each line's block after 10 pairs not recorded, so the switch from
+/// the other lines' runs and store is not in the figures), then its share
+/// of the floor samples; so every figure sees the same machine.
+std::optional<echo_figures> measure_added(caf::actor_system& sys, bench_tenant& unsynced,
+                                          bench_tenant& synced, const mcp_connection_actor& direct,
+                                          const bench_options& opts) {
+  caf::scoped_actor self{sys};
+  auto off = make_pair_source(self, unsynced, "echo", direct);
+  auto on = make_pair_source(self, synced, "echo", direct);
+  auto on_mut = make_pair_source(self, synced, "note", direct);
+  if (!off || !on || !on_mut)
+    return std::nullopt;
+  auto floor_path = synced.store_dir / "disk_floor.bench";
+  int fd = ::open(floor_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    std::perror("open the floor file in the store's directory");
+    return std::nullopt;
+  }
+  pair_source same;
+  same.tool = "echo";
+  same.direct = direct;
+  echo_figures out;
+  pair_source* sources[] = {&*off, &*on, &*on_mut, &same};
+  paired_figures* lines[] = {&out.sync_off, &out.sync_on, &out.sync_on_mut, &out.same_call};
+  // Warm-up: sessions, workers, validators, the disk.
+  bool ok = measure_floor(self, fd, synced, unsynced, 20, nullptr);
+  for (auto* src : sources)
+    ok = ok && measure_pairs(self, *src, 200, nullptr);
+  int blocks = (opts.pairs + opts.block - 1) / opts.block;
+  for (int block = 0; ok && block < blocks; ++block) {
+    int pairs = std::min(opts.block, opts.pairs - block * opts.block);
+    for (int line = 0; ok && line < 4; ++line) {
+      auto idx = static_cast<std::size_t>((block + line) % 4);
+      ok = measure_pairs(self, *sources[idx], 10, nullptr)
+           && measure_pairs(self, *sources[idx], pairs, lines[idx]);
+    }
+    int samples = opts.floor_samples / blocks + (block < opts.floor_samples % blocks ? 1 : 0);
+    ok = ok && measure_floor(self, fd, synced, unsynced, samples, &out.floor);
+  }
+  ::close(fd);
+  std::filesystem::remove(floor_path);
+  if (!ok)
+    return std::nullopt;
+  return out;
+}
+
+/// Pairs against the SDK peer: a warm-up of 100, then `pairs`.
+std::optional<paired_figures> measure_sdk_pairs(caf::actor_system& sys, bench_tenant& t,
+                                                const mcp_connection_actor& direct, int pairs) {
+  caf::scoped_actor self{sys};
+  auto src = make_pair_source(self, t, "echo", direct);
+  paired_figures out;
+  if (!src || !measure_pairs(self, *src, 100, nullptr) || !measure_pairs(self, *src, pairs, &out))
+    return std::nullopt;
   return out;
 }
 
@@ -533,42 +700,113 @@ bool measure_cancels(caf::actor_system& sys, bench_tenant& t, const mcp_connecti
   return true;
 }
 
+/// "each side (no target): runtime p50 .. us p99 .. us, straight p50 .. us
+/// p99 .. us, x.. / x.."
+std::string sides_text(const paired_figures& x) {
+  auto rt50 = percentile(x.runtime_us, 0.5);
+  auto rt99 = percentile(x.runtime_us, 0.99);
+  auto d50 = percentile(x.direct_us, 0.5);
+  auto d99 = percentile(x.direct_us, 0.99);
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "each side (no target): runtime p50 %4.0f us p99 %5.0f us, straight p50 %4.0f "
+                "us p99 %5.0f us, x%.2f / x%.2f",
+                rt50, rt99, d50, d99, rt50 / d50, rt99 / d99);
+  return buf;
+}
+
+/// Section b's lines against the echo peer and the disk floor.
+void print_added(const echo_figures& x, const bench_options& opts) {
+  std::printf(
+    "b. added time per call, paired: the same call through the runtime (tenant -> run -> wave "
+    "-> connection; the round's audit and activity queued to the store, not awaited) and "
+    "straight at our client (its own mcp_connection), alternating call by call (the order "
+    "swapped every pair), against bench/echo_peer.hpp (a cpp-httplib peer that answers at "
+    "once); added = runtime - straight, per pair; %d pairs per line, the three lines, the "
+    "method's floor and the disk floor interleaved in blocks of %d pairs:\n",
+    opts.pairs, opts.block);
+  auto floor50 = percentile(x.floor.fdatasync_us, 0.5);
+  auto floor99 = percentile(x.floor.fdatasync_us, 0.99);
+  struct line {
+    const char* name;
+    const paired_figures* figures;
+    bool mutating;
+  };
+  for (auto [name, figures, mutating] :
+       {line{"store sync off, read-only `echo`", &x.sync_off, false},
+        line{"store sync on,  read-only `echo`", &x.sync_on, false},
+        line{"store sync on,  mutating `note` ", &x.sync_on_mut, true}}) {
+    auto added50 = percentile(figures->added_us, 0.5);
+    auto added99 = percentile(figures->added_us, 0.99);
+    if (!mutating)
+      std::printf("   %s: added p50 %4.0f us (target <= 40 us: %s), p99 %4.0f us (target <= 100 "
+                  "us: %s) | %s\n",
+                  name, added50, verdict(added50 <= 40), added99, verdict(added99 <= 100),
+                  sides_text(*figures).c_str());
+    else
+      std::printf("   %s: added p50 %4.0f us (no target), p99 %4.0f us (target <= fdatasync p99 "
+                  "+ 100 us = %.0f us: %s) | %s\n",
+                  name, added50, added99, floor99 + 100, verdict(added99 <= floor99 + 100),
+                  sides_text(*figures).c_str());
+  }
+  std::printf("   the method's own floor, the same straight call on both sides of a pair: "
+              "difference p50 %4.0f us p99 %4.0f us (no target: what two identical paths "
+              "differ by on this machine)\n",
+              percentile(x.same_call.added_us, 0.5), percentile(x.same_call.added_us, 0.99));
+  std::printf("   disk floor, the synced store's directory (%zu samples between the blocks): "
+              "200-byte append + fdatasync p50 %.0f us p99 %.0f us (no target: the floor) | one "
+              "append alone (ask to answer; no target): synced store p50 %.0f us p99 %.0f us, "
+              "unsynced store p50 %.0f us p99 %.0f us\n",
+              x.floor.fdatasync_us.size(), floor50, floor99,
+              percentile(x.floor.synced_append_us, 0.5), percentile(x.floor.synced_append_us, 0.99),
+              percentile(x.floor.unsynced_append_us, 0.5),
+              percentile(x.floor.unsynced_append_us, 0.99));
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
   bench_options opts;
-  for (int arg_idx = 1; arg_idx + 1 < argc; arg_idx += 2) {
+  for (int arg_idx = 1; arg_idx < argc; ++arg_idx) {
     std::string arg = argv[arg_idx];
-    int value = std::max(1, std::atoi(argv[arg_idx + 1]));
-    if (arg == "--rounds")
-      opts.rounds = value;
-    else if (arg == "--calls-sync")
-      opts.calls_sync = value;
-    else if (arg == "--calls-nosync")
-      opts.calls_nosync = value;
-    else if (arg == "--runs")
-      opts.live_runs = value;
-    else if (arg == "--cancels")
-      opts.cancels = value;
+    if (arg == "--paired-only") {
+      opts.paired_only = true;
+      continue;
+    }
+    if (arg_idx + 1 == argc)
+      break;
+    int value = std::max(1, std::atoi(argv[++arg_idx]));
+    std::pair<const char*, int*> numeric[] = {
+      {"--rounds", &opts.rounds},         {"--pairs", &opts.pairs},
+      {"--block", &opts.block},           {"--floor", &opts.floor_samples},
+      {"--calls-sync", &opts.calls_sync}, {"--calls-nosync", &opts.calls_nosync},
+      {"--runs", &opts.live_runs},        {"--cancels", &opts.cancels}};
+    for (auto [name, field] : numeric)
+      if (arg == name)
+        *field = value;
   }
-  auto peer = test::start_sdk_peer({"--json"});
-  if (!peer->up()) {
-    std::fprintf(stderr, "sdk peer did not start: %s\n", peer->error_output().c_str());
-    return 1;
+  std::unique_ptr<test::node_peer> peer;
+  if (!opts.paired_only) {
+    peer = test::start_sdk_peer({"--json"});
+    if (!peer->up()) {
+      std::fprintf(stderr, "sdk peer did not start: %s\n", peer->error_output().c_str());
+      return 1;
+    }
   }
 
   // Declared before the actor system: the stores close as it goes, then
   // their directories are removed.
   test::temp_dir dir_sync;
   test::temp_dir dir_nosync;
+  test::temp_dir dir_echo_sync;
+  test::temp_dir dir_echo_nosync;
   node_metrics metrics;
   std::optional<wave_figures> waves;
-  std::optional<overhead_figures> with_sync;
-  std::optional<overhead_figures> without_sync;
-  std::optional<overhead_figures> echo_figures;
-  test::temp_dir dir_echo;
-  // The even peer (bench/echo_peer.hpp): the same overhead without the
-  // Node peer's millisecond tails in both percentiles.
+  std::optional<paired_figures> sdk_with_sync;
+  std::optional<paired_figures> sdk_without_sync;
+  std::optional<echo_figures> added;
+  // The even peer (bench/echo_peer.hpp): answers at once, so the pairs'
+  // differences carry no millisecond tails of a Node peer.
   httplib::Server echo_server;
   bench::serve_echo(echo_server);
   int echo_port = echo_server.bind_to_any_port("127.0.0.1");
@@ -587,37 +825,56 @@ int main(int argc, char** argv) {
     if (!sealer)
       return std::fprintf(stderr, "vault: %s\n", sealer.error().message().c_str()), 1;
     tenant_services services;
-    services.urls = std::make_shared<const url_policy>(
-      std::vector<node_config::registered_url>{{peer->url(), "mcp"}, {echo_url, "mcp"}});
+    std::vector<node_config::registered_url> urls{{echo_url, "mcp"}};
+    if (peer)
+      urls.push_back({peer->url(), "mcp"});
+    services.urls = std::make_shared<const url_policy>(std::move(urls));
     services.secrets = std::make_shared<const vault>(std::move(*sealer));
     services.mcp = mcp_config{};
     services.run = run_config{};
-    auto synced = make_tenant(sys, metrics, dir_sync, true, services, peer->url());
-    auto unsynced = make_tenant(sys, metrics, dir_nosync, false, services, peer->url());
-    auto even = make_tenant(sys, metrics, dir_echo, false, services, echo_url);
+    std::optional<bench_tenant> synced;
+    std::optional<bench_tenant> unsynced;
+    if (peer) {
+      synced =
+        make_tenant(sys, metrics, dir_sync, true, services, peer->url(), "t_bench_sync", sdk_tools);
+      unsynced = make_tenant(sys, metrics, dir_nosync, false, services, peer->url(),
+                             "t_bench_nosync", sdk_tools);
+    }
+    auto echo_synced =
+      make_tenant(sys, metrics, dir_echo_sync, true, services, echo_url, "t_echo_sync", echo_tools);
+    auto echo_unsynced = make_tenant(sys, metrics, dir_echo_nosync, false, services, echo_url,
+                                     "t_echo_nosync", echo_tools);
     auto echo_direct = spawn_mcp_connection(
       sys, mcp_endpoint{"echo direct", transport_kind::streamable_http, echo_url, {}},
       services.urls, services.mcp);
-    auto direct = spawn_mcp_connection(
-      sys, mcp_endpoint{"direct", transport_kind::streamable_http, peer->url(), {}}, services.urls,
-      services.mcp);
-    if (synced && unsynced) {
-      waves = measure_waves(sys, *synced, opts);
-      with_sync = measure_overhead(sys, *synced, direct, opts.calls_sync);
-      without_sync = measure_overhead(sys, *unsynced, direct, opts.calls_nosync);
-      if (even)
-        echo_figures = measure_overhead(sys, *even, echo_direct, opts.calls_nosync);
-      ok = waves && with_sync && without_sync && echo_figures
-           && measure_cancels(sys, *synced, direct, peer->port(), opts, cancels);
-      if (ok) {
+    mcp_connection_actor direct;
+    if (peer)
+      direct = spawn_mcp_connection(
+        sys, mcp_endpoint{"direct", transport_kind::streamable_http, peer->url(), {}},
+        services.urls, services.mcp);
+    if (echo_synced && echo_unsynced && (opts.paired_only || (synced && unsynced))) {
+      if (!opts.paired_only)
+        waves = measure_waves(sys, *synced, opts);
+      if (opts.paired_only || waves)
+        added = measure_added(sys, *echo_unsynced, *echo_synced, echo_direct, opts);
+      ok = added.has_value();
+      if (ok && !opts.paired_only) {
+        sdk_with_sync = measure_sdk_pairs(sys, *synced, direct, opts.calls_sync);
+        sdk_without_sync = measure_sdk_pairs(sys, *unsynced, direct, opts.calls_nosync);
+        ok = sdk_with_sync && sdk_without_sync
+             && measure_cancels(sys, *synced, direct, peer->port(), opts, cancels);
+      }
+      if (ok && !opts.paired_only) {
         memory = measure_memory(sys, *unsynced, opts, services.run.max_live_runs);
         ok = memory.has_value();
       }
     }
-    caf::anon_send_exit(direct, caf::exit_reason::user_shutdown);
+    if (direct)
+      caf::anon_send_exit(direct, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(echo_direct, caf::exit_reason::user_shutdown);
     for (auto* t :
-         {synced ? &*synced : nullptr, unsynced ? &*unsynced : nullptr, even ? &*even : nullptr})
+         {synced ? &*synced : nullptr, unsynced ? &*unsynced : nullptr,
+          echo_synced ? &*echo_synced : nullptr, echo_unsynced ? &*echo_unsynced : nullptr})
       if (t != nullptr) {
         caf::anon_send_exit(t->tenant, caf::exit_reason::user_shutdown);
         caf::anon_send_exit(t->store, caf::exit_reason::user_shutdown);
@@ -628,6 +885,10 @@ int main(int argc, char** argv) {
   if (!ok) {
     std::fprintf(stderr, "run_bench: a phase failed; no figures\n");
     return 1;
+  }
+  if (opts.paired_only) {
+    print_added(*added, opts);
+    return 0;
   }
 
   // The SDK client against the same peer, once our actors are gone.
@@ -663,30 +924,15 @@ int main(int argc, char** argv) {
               waves->wave_ms / sdk_wave);
 
   // b.
-  std::printf("b. one `echo` call, runtime (tenant -> run -> wave -> connection, audit + activity "
-              "appended) vs our client straight to the peer, interleaved; overhead = "
-              "difference of the percentiles (target p99 <= 100 us):\n");
-  for (auto* figures : {&*with_sync, &*without_sync, &*echo_figures}) {
-    bool synced = figures == &*with_sync;
-    bool even = figures == &*echo_figures;
-    auto rt50 = percentile(figures->runtime_us, 0.5);
-    auto rt99 = percentile(figures->runtime_us, 0.99);
-    auto d50 = percentile(figures->direct_us, 0.5);
-    auto d99 = percentile(figures->direct_us, 0.99);
-    std::printf(
-      "   %s (%4zu calls): runtime p50 %7.0f us p99 %7.0f us | straight p50 %6.0f us "
-      "p99 %6.0f us | x%.2f / x%.2f | overhead p50 %6.0f us p99 %6.0f us (%s)\n"
-      "                                one store append alone: p50 %6.0f us p99 %6.0f us\n",
-      synced ? "store sync on "
-      : even ? "even peer    "
-             : "store sync off",
-      figures->runtime_us.size(), rt50, rt99, d50, d99, rt50 / d50, rt99 / d99, rt50 - d50,
-      rt99 - d99, verdict(rt99 - d99 <= 100), percentile(figures->append_us, 0.5),
-      percentile(figures->append_us, 0.99));
-  }
-  std::printf("   (even peer: the same, sync off, against bench/echo_peer.hpp, a cpp-httplib "
-              "peer that answers at once, so neither percentile carries the Node peer's tails)\n");
-  std::printf("   sdk client straight to the peer (%d calls): p50 %.0f us p99 %.0f us\n",
+  print_added(*added, opts);
+  std::printf("   against the SDK-built peer (Node), paired the same way (no target: the peer's "
+              "own millisecond tails land on either side of a pair):\n");
+  for (auto [name, figures] : {std::pair{"store sync on ", &*sdk_with_sync},
+                               std::pair{"store sync off", &*sdk_without_sync}})
+    std::printf("   %s (%4zu pairs): added p50 %4.0f us p99 %5.0f us | %s\n", name,
+                figures->added_us.size(), percentile(figures->added_us, 0.5),
+                percentile(figures->added_us, 0.99), sides_text(*figures).c_str());
+  std::printf("   sdk client straight to the peer (%d calls; no target): p50 %.0f us p99 %.0f us\n",
               sdk_out.value("calls", 0), sdk_out.value("echo_p50_us", 0.0),
               sdk_out.value("echo_p99_us", 0.0));
 
