@@ -1,10 +1,12 @@
-// A node, an SDK-built MCP peer (JSON answers) registered for "mcp", and a
-// tenant whose default agent may call the peer's tools: the server is
-// created, tested, enabled, trusted, allowlisted and tested again (enabling
-// goes back through the test), and each tool but "add" is granted ("add" is
-// allowlisted and never granted). Used by the run integration tests.
+// A node, an SDK-built MCP peer (JSON answers unless told otherwise)
+// registered for "mcp", and a tenant whose default agent may call the peer's
+// tools: the server is created, tested, enabled, trusted, allowlisted and
+// tested again (enabling goes back through the test), and each tool but
+// "add" is granted ("add" is allowlisted and never granted). Used by the run
+// integration tests.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,7 +25,7 @@ inline const std::vector<std::string> peer_tools{"echo", "add", "sleep", "get_fo
 /// A tenant whose default agent may call the peer's tools (all but "add",
 /// which is allowlisted on the server but never granted).
 struct run_fixture {
-  std::unique_ptr<node_peer> peer = start_sdk_peer({"--json"});
+  std::unique_ptr<node_peer> peer;
   temp_dir dir;
   std::unique_ptr<running_node> node;
   std::string token;
@@ -31,8 +33,17 @@ struct run_fixture {
   std::string server_id;
 
   /// `tweak` adjusts the node's configuration before it starts.
-  explicit run_fixture(std::function<void(node_config&)> tweak = {}) {
+  explicit run_fixture(std::function<void(node_config&)> tweak = {})
+      : run_fixture({"--json"}, {}, std::move(tweak)) {}
+
+  /// The peer started with `peer_args`; `extra_tools` of it allowlisted and
+  /// granted besides peer_tools.
+  run_fixture(std::vector<std::string> peer_args, const std::vector<std::string>& extra_tools,
+              std::function<void(node_config&)> tweak = {})
+      : peer(start_sdk_peer(std::move(peer_args))) {
     REQUIRE_MESSAGE(peer->up(), peer->error_output());
+    auto allowed = peer_tools;
+    allowed.insert(allowed.end(), extra_tools.begin(), extra_tools.end());
     node = std::make_unique<running_node>(
       dir, std::vector<node_config::registered_url>{{peer->url(), "mcp"}}, std::move(tweak));
     token = node->make_tenant("Acme").second;
@@ -45,12 +56,12 @@ struct run_fixture {
     REQUIRE_MESSAGE(tested.status == 200, tested.raw);
     auto patched = node->call(
       "PATCH", "/v1/servers/" + server_id, token,
-      nlohmann::json{{"enabled", true}, {"trusted", true}, {"allowed_tools", peer_tools}}.dump());
+      nlohmann::json{{"enabled", true}, {"trusted", true}, {"allowed_tools", allowed}}.dump());
     REQUIRE_MESSAGE(patched.status == 200, patched.raw);
     // Enabling goes back through the test-and-grant flow: test again.
     tested = node->call("POST", "/v1/servers/" + server_id + "/test", token);
     REQUIRE_MESSAGE(tested.status == 200, tested.raw);
-    for (const auto& tool : peer_tools) {
+    for (const auto& tool : allowed) {
       if (tool == "add")
         continue;
       auto granted = node->call(
