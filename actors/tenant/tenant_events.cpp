@@ -428,7 +428,8 @@ result<tool_definition> decode_tool_definition(const json& x, const std::string&
   r.text("output_schema", out.output_schema);
   r.flag("read_only_hint", out.read_only_hint);
   r.flag("destructive_hint", out.destructive_hint);
-  r.flag("idempotent_hint", out.idempotent_hint); // (absent from records made before it)
+  if (r.has("idempotent_hint")) // (absent from records made before it: false)
+    r.flag("idempotent_hint", out.idempotent_hint);
   return r.finish(std::move(out));
 }
 
