@@ -124,6 +124,10 @@ struct worker_link {
   std::mutex mtx;
   std::unique_ptr<http_client> client;
   mcp_job* running = nullptr;
+  /// The connection is gone: a job the worker starts after that (its
+  /// message was in the mailbox before the worker's exit) is aborted at
+  /// once, not left blocking on a stream the server keeps open.
+  bool ended = false;
 };
 
 /// Aborts `job`: it is skipped if not started, and its exchange is cut off
@@ -135,9 +139,11 @@ void abort_job(worker_link& link, mcp_job& job) {
     link.client->cancel();
 }
 
-/// Aborts whatever `link` runs (the connection is going away).
+/// Aborts whatever `link` runs, and every job it starts later (the
+/// connection is going away).
 void abort_running(worker_link& link) {
   std::lock_guard<std::mutex> guard{link.mtx};
+  link.ended = true;
   if (link.running) {
     link.running->cancelled.store(true);
     if (link.client)
@@ -147,7 +153,8 @@ void abort_running(worker_link& link) {
 
 /// The worker's client for `job`, made (resolving and checking the server's
 /// addresses) if it has none or its last one was cancelled. Marks `job` as
-/// running; a cancel that came first cancels the client at once.
+/// running; a cancel that came first, or the end of the connection, cancels
+/// the client at once.
 result<http_client*> start_job(worker_link& link, const connection_env& env,
                                const http_client::options& opts, mcp_job& job) {
   std::unique_ptr<http_client> fresh;
@@ -169,7 +176,7 @@ result<http_client*> start_job(worker_link& link, const connection_env& env,
   if (fresh)
     link.client = std::move(fresh);
   link.running = &job;
-  if (job.cancelled.load())
+  if (job.cancelled.load() || link.ended)
     link.client->cancel();
   return link.client.get();
 }
