@@ -673,9 +673,10 @@ void settle_call(round_call& call, tool_round& round, run_memory& memory,
   else
     why = "the server or its connection failed (" + std::string{to_string(failure.code())} + ": "
           + failure.message() + ").";
-  if (!call.resend_safe && may_have_run(failure)) {
-    // A call that may change something, sent and not answered: the model
-    // must not take the failure for "nothing happened" and call it again.
+  // A call that may change something, sent and not answered: the model
+  // must not take the failure for "nothing happened" and call it again.
+  const bool outcome_unknown = !call.resend_safe && may_have_run(failure);
+  if (outcome_unknown) {
     why += deadline_passed(failure)
              ? " Its deadline passed while the server may still have been running it: the change "
                "it asks for may or may not have happened, or may still happen."
@@ -686,7 +687,7 @@ void settle_call(round_call& call, tool_round& round, run_memory& memory,
   }
   fail(call, call_status::failed, std::string{to_string(failure.code())},
        why + " Answer with what succeeded and say what was not completed.");
-  if (!call.resend_safe && may_have_run(failure)) {
+  if (outcome_unknown) {
     auto out = json::parse(call.output);
     out["outcome"] = "unknown";
     call.output = out.dump();
