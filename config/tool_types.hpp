@@ -38,6 +38,9 @@ struct tool_definition {
   std::string output_schema;    ///< JSON Schema document as text, or empty
   bool read_only_hint = false;  ///< the server's readOnlyHint annotation
   bool destructive_hint = true; ///< the server's destructiveHint annotation (MCP default true)
+  /// The server's idempotentHint annotation (MCP default false): calling it
+  /// twice with the same arguments does nothing more than calling it once.
+  bool idempotent_hint = false;
 };
 
 /// The tools one MCP server advertised (its discovery cache, or a preset's

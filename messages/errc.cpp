@@ -48,6 +48,8 @@ std::string_view to_string(errc code) noexcept {
     return "rejected";
   case errc::too_many_requests:
     return "too_many_requests";
+  case errc::server_error:
+    return "server_error";
   }
   return "internal";
 }

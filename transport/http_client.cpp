@@ -797,24 +797,24 @@ bool http_client::still_open(const wire& conn) {
 
 result<http_response> http_client::post(const std::string& path, const http_header_list& headers,
                                         const std::string& body, const std::string& content_type,
-                                        const chunk_handler& on_chunk) {
-  return send("POST", path, headers, &body, content_type, on_chunk);
+                                        const chunk_handler& on_chunk, bool idempotent) {
+  return send("POST", path, headers, &body, content_type, on_chunk, idempotent);
 }
 
 result<http_response> http_client::get(const std::string& path, const http_header_list& headers,
                                        const chunk_handler& on_chunk) {
-  return send("GET", path, headers, nullptr, {}, on_chunk);
+  return send("GET", path, headers, nullptr, {}, on_chunk, true);
 }
 
 result<http_response> http_client::del(const std::string& path, const http_header_list& headers,
                                        const chunk_handler& on_chunk) {
-  return send("DELETE", path, headers, nullptr, {}, on_chunk);
+  return send("DELETE", path, headers, nullptr, {}, on_chunk, true);
 }
 
 result<http_response> http_client::send(const std::string& method, const std::string& path,
                                         const http_header_list& headers, const std::string* body,
                                         const std::string& content_type,
-                                        const chunk_handler& on_chunk) {
+                                        const chunk_handler& on_chunk, bool idempotent) {
   const timing limits{clock_type::now() + opts_.total_deadline, opts_.read_timeout,
                       "read timed out"};
   if (cancelled_.load()) {
@@ -870,21 +870,24 @@ result<http_response> http_client::send(const std::string& method, const std::st
       if (cancelled_.load())
         return status::error(errc::unavailable, "cancelled");
       // A reused connection the server closed as the request went out (its
-      // idle timeout racing ours) is tried once more on a fresh one: no
-      // byte came back, so the server took nothing of it.
-      const auto again = [&](bool answered) {
+      // idle timeout racing ours) is tried once more on a fresh one when the
+      // server cannot have taken the request: it was not written whole. Once
+      // written whole, no byte back proves nothing: the server may have
+      // read it and acted on it before closing (a crash, a reset while
+      // handling it). Then only an idempotent request goes again.
+      const auto again = [&](bool written_whole, bool answered) {
         return first_try && reused && !answered && conn->peer_gone && !cancelled_.load()
-               && clock_type::now() < limits.deadline;
+               && (!written_whole || idempotent) && clock_type::now() < limits.deadline;
       };
       const timing writing{limits.deadline, opts_.read_timeout, "write timed out"};
       if (auto wrote = write_all(*conn, request, writing); !wrote.is_ok()) {
-        if (again(false))
+        if (again(false, false))
           continue;
         return wrote;
       }
       bool answered = false;
       auto answer = read_response(conn, limits, on_chunk, answered);
-      if (!answer && again(answered))
+      if (!answer && again(true, answered))
         continue;
       if (answer && conn)
         idle_ = std::move(conn);

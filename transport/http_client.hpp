@@ -15,10 +15,16 @@
 //   connect      bounded by min(connect_timeout, remaining deadline), TLS
 //                handshake included; on a TCP connect failure the next
 //                pinned address is tried. A kept-alive connection is reused
-//                unless the server has closed it (or sent anything) since;
-//                if the server closes a reused one before a byte of the
-//                answer (its idle timeout racing the request), the request
-//                is sent once more on a fresh connection.
+//                unless the server has closed it (or sent anything) since.
+//                If the server closes a reused one before the request is
+//                written whole, the request is sent once more on a fresh
+//                connection (the server cannot have read it all). If it
+//                closes one after the request went out whole, before a byte
+//                of the answer (its idle timeout racing the request, or a
+//                crash while handling it), the request is sent again only
+//                when it is idempotent: GET and DELETE, and a POST its caller
+//                marks so (`idempotent`). A POST is never sent twice
+//                otherwise: the server may have received it and acted on it.
 //   headers      a 3xx is refused (never followed) before its body is read;
 //                heads (at most 8 interim 1xx ones) and trailers share a
 //                64 KiB budget, at most 256 fields a head
@@ -131,9 +137,13 @@ public:
   http_client& operator=(const http_client&) = delete;
 
   /// POSTs `body` to `path` (origin-relative, starting with '/').
+  /// `idempotent`: sending it twice does what sending it once does, so it
+  /// may be sent again when a reused connection closes before a byte of the
+  /// answer (see the header comment); false (the default) never sends a
+  /// request the server may have received a second time.
   result<http_response> post(const std::string& path, const http_header_list& headers,
                              const std::string& body, const std::string& content_type,
-                             const chunk_handler& on_chunk);
+                             const chunk_handler& on_chunk, bool idempotent = false);
   /// GETs `path` (the SSE stream of a session).
   result<http_response> get(const std::string& path, const http_header_list& headers,
                             const chunk_handler& on_chunk);
@@ -161,7 +171,8 @@ private:
 
   result<http_response> send(const std::string& method, const std::string& path,
                              const http_header_list& headers, const std::string* body,
-                             const std::string& content_type, const chunk_handler& on_chunk);
+                             const std::string& content_type, const chunk_handler& on_chunk,
+                             bool idempotent);
   result<std::unique_ptr<wire>> connect_any(const timing& limits);
   /// `tcp_failed`: the TCP connect itself failed (nothing was sent; another
   /// address may be tried).

@@ -479,6 +479,8 @@ int http_status_of(errc code) noexcept {
     return 429;
   case errc::rejected:
     return 502; // an MCP server refused what we sent it
+  case errc::server_error:
+    return 502; // an MCP server answered a JSON-RPC error
   case errc::data_dir_locked:
   case errc::storage_failure:
   case errc::unavailable:

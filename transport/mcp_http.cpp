@@ -106,8 +106,8 @@ const jsonrpc_error_response* unaddressed_error(const jsonrpc_message& message) 
 }
 
 status unaddressed_error_status(const jsonrpc_error_response& failure) {
-  return status::error(errc::rejected, "server could not read the request (JSON-RPC error "
-                                         + std::to_string(failure.code) + ")");
+  return status::error(errc::server_error, "server could not read the request (JSON-RPC error "
+                                             + std::to_string(failure.code) + ")");
 }
 
 /// An http_client failure after which a stream with an event id may be
@@ -358,31 +358,60 @@ constexpr int64_t invalid_params = -32602;
 
 } // namespace
 
+std::string_view jsonrpc_error_name(int64_t code) {
+  switch (code) {
+  case -32700:
+    return "parse error";
+  case -32600:
+    return "invalid request";
+  case -32601:
+    return "method not found";
+  case -32602:
+    return "invalid params";
+  case -32603:
+    return "internal error";
+  default:
+    break;
+  }
+  return {};
+}
+
 status jsonrpc_error_status(int64_t code) {
-  return status::error(errc::rejected, std::string{jsonrpc_error_prefix} + std::to_string(code));
+  std::string text = std::string{jsonrpc_error_prefix} + std::to_string(code);
+  if (auto name = jsonrpc_error_name(code); !name.empty())
+    text.append(" (").append(name).append(")");
+  return status::error(errc::server_error, std::move(text));
 }
 
 bool is_argument_rejection(const status& failure) {
-  if (failure.code() != errc::rejected)
-    return false;
   const auto& text = failure.message();
-  return text.rfind(refused_content, 0) == 0
-         || text == std::string{jsonrpc_error_prefix} + std::to_string(invalid_params);
+  if (failure.code() == errc::server_error)
+    return text == jsonrpc_error_status(invalid_params).message();
+  return failure.code() == errc::rejected && text.rfind(refused_content, 0) == 0;
 }
 
 status mcp_http_status_error(int http_status, const mcp_http_headers& headers,
                              std::string_view body) {
   std::string answered = "server answered HTTP " + std::to_string(http_status);
   // A JSON-RPC error in the body: its code only (its text is the server's).
+  std::optional<int64_t> rpc_code;
   if (!body.empty() && body.size() <= looked_at_body_bytes) {
     if (auto message = parse_jsonrpc(body); message.is_ok()) {
       if (const auto* failure = std::get_if<jsonrpc_error_response>(&*message)) {
+        rpc_code = failure->code;
         answered += " with JSON-RPC error " + std::to_string(failure->code);
       }
     }
   }
   switch (http_status) {
   case 400:
+    // A request in a session that the server no longer knows: servers built
+    // like the SDK's examples and server-everything answer it 400 (-32000,
+    // "No valid session ID provided"), not the specification's 404. Only
+    // invalid params (-32602) says the request's content was refused.
+    if (!headers.session_id.empty() && rpc_code != invalid_params)
+      return status::error(errc::not_found, "session not recognised: " + answered);
+    return status::error(errc::rejected, std::string{refused_content} + answered);
   case 422:
     return status::error(errc::rejected, std::string{refused_content} + answered);
   case 401:
@@ -440,7 +469,7 @@ result<std::string> resolve_legacy_endpoint(const parsed_url& server_url,
 result<mcp_exchange> streamable_request(http_client& client, const std::string& path,
                                         const mcp_http_headers& headers, const std::string& body,
                                         const jsonrpc_id& id, const mcp_message_sink& sink,
-                                        const mcp_exchange_limits& limits) {
+                                        const mcp_exchange_limits& limits, bool idempotent) {
   mcp_exchange out;
   std::optional<jsonrpc_message> answer;
   // Without a session id the POST response is read to its end, for its
@@ -478,7 +507,7 @@ result<mcp_exchange> streamable_request(http_client& client, const std::string& 
   // The POST.
   status stream_end = status::error(errc::unavailable, "stream ended before the answer");
   auto posted = client.post(path, request_headers(headers, accept_answer), body,
-                            std::string(json_type), reader.chunk_handler());
+                            std::string(json_type), reader.chunk_handler(), idempotent);
   if (answer && !posted.is_ok()) {
     // Reading stopped at the answer (or broke after it): no status, no headers.
     out.http_status = 200;
@@ -592,8 +621,10 @@ result<mcp_exchange> streamable_request(http_client& client, const std::string& 
 status streamable_send(http_client& client, const std::string& path,
                        const mcp_http_headers& headers, const std::string& body) {
   looked_at_body answer;
+  // A notification or an answer to a server request runs no tool: sending
+  // it twice is harmless.
   auto posted = client.post(path, request_headers(headers, accept_answer), body,
-                            std::string(json_type), answer.chunk_handler());
+                            std::string(json_type), answer.chunk_handler(), true);
   if (!posted.is_ok()) {
     return posted.error();
   }
@@ -745,10 +776,10 @@ status legacy_sse_listen(http_client& client, const parsed_url& server_url,
 }
 
 status legacy_sse_send(http_client& client, const std::string& endpoint_path,
-                       const mcp_http_headers& headers, const std::string& body) {
+                       const mcp_http_headers& headers, const std::string& body, bool idempotent) {
   looked_at_body answer;
   auto posted = client.post(endpoint_path, request_headers(headers, {}), body,
-                            std::string(json_type), answer.chunk_handler());
+                            std::string(json_type), answer.chunk_handler(), idempotent);
   if (!posted.is_ok()) {
     return posted.error();
   }

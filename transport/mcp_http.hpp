@@ -28,10 +28,14 @@
 // code, never its message):
 //   404 while a session id is sent    not_found "session expired" (the session
 //                                     layer re-initialises)
+//   400 while a session id is sent,   not_found "session not recognised": the
+//   unless its body is JSON-RPC       session is lost (the SDK's examples and
+//   invalid params (-32602)           server-everything answer an unknown
+//                                     session so); the server ran nothing
 //   404 without a session id          not_found "server answered HTTP 404"
 //   405                               method_not_allowed (with 404 and 400: the
 //                                     legacy-transport fallback's signal)
-//   400, 422                          rejected
+//   400 (otherwise), 422              rejected
 //   401                               unauthorized
 //   403                               forbidden
 //   413                               body_too_large
@@ -39,6 +43,12 @@
 // Errors of the http_client pass through unchanged (unavailable "cancelled"
 // after cancel(), "deadline exceeded", "http request failed: ...";
 // body_too_large; forbidden for a redirect).
+//
+// Sending twice: a request POST is marked idempotent (http_client::post) only
+// when its caller says so (`idempotent`): then a reused connection that the
+// server closes before a byte of the answer sends it once more; otherwise it
+// is never sent twice, since the server may have run it. Notifications and
+// answers to server requests run no tool and are always marked idempotent.
 //
 // Reading a body before its headers: http_client reports the status and the
 // headers only when a response is complete, and streams the body before
@@ -140,7 +150,9 @@ struct mcp_exchange {
 /// id is known, else the stream is read to its end (see `response_complete`;
 /// messages after the answer go to the sink).
 /// An error response without an id (JSON-RPC's "could not read the request's
-/// id") in place of the answer is errc::rejected naming its code.
+/// id") in place of the answer is errc::server_error naming its code.
+/// `idempotent`: the POST may be sent again on a fresh connection when a
+/// reused one closes before a byte of the answer (see above).
 /// Resuming: when the stream ends (completes or breaks after it started)
 /// without the answer, it is resumed if an event id was seen and fewer than
 /// max_resumptions GETs were made: after the server's `retry` (at most
@@ -156,7 +168,7 @@ struct mcp_exchange {
 result<mcp_exchange> streamable_request(http_client& client, const std::string& path,
                                         const mcp_http_headers& headers, const std::string& body,
                                         const jsonrpc_id& id, const mcp_message_sink& sink,
-                                        const mcp_exchange_limits& limits);
+                                        const mcp_exchange_limits& limits, bool idempotent = false);
 
 /// Streamable HTTP: POSTs a notification or a response (to a server request).
 /// Expects 202, whose body is ignored. Any other 2xx (servers answer 200 or
@@ -217,9 +229,10 @@ status legacy_sse_listen(http_client& client, const parsed_url& server_url,
 /// Legacy HTTP+SSE: POSTs one message (request, notification or response) to
 /// the endpoint path (origin-relative, as on_endpoint gave it). Expects 202,
 /// 200 or 204; the body is ignored (answers arrive on the stream). Other
-/// statuses as above.
+/// statuses as above. `idempotent` as for streamable_request.
 status legacy_sse_send(http_client& client, const std::string& endpoint_path,
-                       const mcp_http_headers& headers, const std::string& body);
+                       const mcp_http_headers& headers, const std::string& body,
+                       bool idempotent = false);
 
 /// The error for a non-2xx answer `http_status`, as in the table above.
 /// `body` may be the answer's body (only a JSON-RPC error code is taken from
@@ -227,13 +240,19 @@ status legacy_sse_send(http_client& client, const std::string& endpoint_path,
 status mcp_http_status_error(int http_status, const mcp_http_headers& headers,
                              std::string_view body);
 
-/// The error for a JSON-RPC error answer: errc::rejected naming its code
-/// only (its text is the server's).
+/// The error for a JSON-RPC error answer: errc::server_error, "server error
+/// <code>", with the name of a code JSON-RPC defines ("server error -32603
+/// (internal error)"); never the server's text.
 status jsonrpc_error_status(int64_t code);
 
+/// The name JSON-RPC 2.0 gives `code` ("parse error", "invalid request",
+/// "method not found", "invalid params", "internal error"), or "".
+std::string_view jsonrpc_error_name(int64_t code);
+
 /// Whether `failure` is a server refusing a request's arguments: an HTTP 400
-/// or 422 (mcp_http_status_error) or a JSON-RPC -32602 "invalid params"
-/// (jsonrpc_error_status). For tools/call, an argument rejection.
+/// (outside a lost session) or 422 (mcp_http_status_error) or a JSON-RPC
+/// -32602 "invalid params" (jsonrpc_error_status). For tools/call, an
+/// argument rejection.
 bool is_argument_rejection(const status& failure);
 
 /// The endpoint of a legacy `endpoint` event: `reference` resolved against

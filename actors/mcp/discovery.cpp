@@ -37,6 +37,8 @@ bool read_tool(const json& entry, tool_definition& out) {
       out.read_only_hint = hint->get<bool>();
     if (auto hint = notes->find("destructiveHint"); hint != notes->end() && hint->is_boolean())
       out.destructive_hint = hint->get<bool>();
+    if (auto hint = notes->find("idempotentHint"); hint != notes->end() && hint->is_boolean())
+      out.idempotent_hint = hint->get<bool>();
   }
   return true;
 }

@@ -64,6 +64,10 @@ struct mcp_job {
   mcp_http_headers headers;
   std::string body;
   jsonrpc_id id;
+  /// The POST may go again on a fresh connection after a reused one closed
+  /// before a byte of the answer (http_client::post): false for a request
+  /// the server may act on twice (a tools/call its caller did not vouch for).
+  bool idempotent = false;
   // A request's bookkeeping, read back by the connection.
   uint64_t serial = 0; ///< of the pending request
   int worker = -1;     ///< index of the worker running it
@@ -120,6 +124,10 @@ struct worker_link {
   std::mutex mtx;
   std::unique_ptr<http_client> client;
   mcp_job* running = nullptr;
+  /// The connection is gone: a job the worker starts after that (its
+  /// message was in the mailbox before the worker's exit) is aborted at
+  /// once, not left blocking on a stream the server keeps open.
+  bool ended = false;
 };
 
 /// Aborts `job`: it is skipped if not started, and its exchange is cut off
@@ -131,9 +139,11 @@ void abort_job(worker_link& link, mcp_job& job) {
     link.client->cancel();
 }
 
-/// Aborts whatever `link` runs (the connection is going away).
+/// Aborts whatever `link` runs, and every job it starts later (the
+/// connection is going away).
 void abort_running(worker_link& link) {
   std::lock_guard<std::mutex> guard{link.mtx};
+  link.ended = true;
   if (link.running) {
     link.running->cancelled.store(true);
     if (link.client)
@@ -143,7 +153,8 @@ void abort_running(worker_link& link) {
 
 /// The worker's client for `job`, made (resolving and checking the server's
 /// addresses) if it has none or its last one was cancelled. Marks `job` as
-/// running; a cancel that came first cancels the client at once.
+/// running; a cancel that came first, or the end of the connection, cancels
+/// the client at once.
 result<http_client*> start_job(worker_link& link, const connection_env& env,
                                const http_client::options& opts, mcp_job& job) {
   std::unique_ptr<http_client> fresh;
@@ -165,7 +176,7 @@ result<http_client*> start_job(worker_link& link, const connection_env& env,
   if (fresh)
     link.client = std::move(fresh);
   link.running = &job;
-  if (job.cancelled.load())
+  if (job.cancelled.load() || link.ended)
     link.client->cancel();
   return link.client.get();
 }
@@ -200,8 +211,8 @@ void run_job(const connection_env& env, worker_link& link, const caf::actor_addr
     http.set_read_timeout(job.kind == job_kind::request ? opts.total_deadline : opts.read_timeout);
   switch (job.kind) {
   case job_kind::request:
-    job.exchange =
-      streamable_request(http, job.path, job.headers, job.body, job.id, sink, env.limits);
+    job.exchange = streamable_request(http, job.path, job.headers, job.body, job.id, sink,
+                                      env.limits, job.idempotent);
     break;
   case job_kind::send:
     job.outcome = streamable_send(http, job.path, job.headers, job.body);
@@ -224,7 +235,7 @@ void run_job(const connection_env& env, worker_link& link, const caf::actor_addr
       sink, env.limits);
     break;
   case job_kind::legacy_send:
-    job.outcome = legacy_sse_send(http, job.path, job.headers, job.body);
+    job.outcome = legacy_sse_send(http, job.path, job.headers, job.body, job.idempotent);
     break;
   }
   finish_job(link);
@@ -368,7 +379,13 @@ struct pending_request {
   std::optional<jsonrpc_id> id; ///< once sent
   mcp_job_ptr job;              ///< while a worker has it
   int worker = -1;              ///< index of that worker
-  bool retried = false;         ///< already sent again after a session expired
+  /// Sending it twice is harmless: any method but tools/call, or a call its
+  /// caller vouched for (a read-only or idempotent tool). Decides only the
+  /// transport's resend after a connection closed with no answer; a request
+  /// the server provably did not run (session expired or lost, version
+  /// refused) is sent again whatever this says.
+  bool resend_safe = false;
+  bool retried = false; ///< already sent again (session expired or lost, version refused)
   /// 2026-07-28: times sent again with the input its server asked for; the
   /// caller's params, kept while `params` carries the input responses.
   unsigned input_rounds = 0;
@@ -483,6 +500,7 @@ void send_control(self_pointer self, std::string body, std::function<void(status
   job->path = st.post_path;
   job->headers = session_headers(st);
   job->body = std::move(body);
+  job->idempotent = true; // a notification or an answer runs no tool
   self->request(st.control.actor, caf::infinite, job_atom::value, std::move(job))
     .then(
       [then](mcp_job_ptr& done) {
@@ -568,9 +586,11 @@ bool goes_first(const pending_request& req) {
 }
 
 /// Submits a request; `timeout_ms` 0 means the configured default.
+/// `vouched`: the caller says the request may run twice harmlessly (see
+/// pending_request::resend_safe); a method other than tools/call always may.
 void submit(self_pointer self, std::optional<uint64_t> caller_key, std::string method,
             std::string params, uint32_t timeout_ms, request_done done, reply_ptr reply = nullptr,
-            request_role role = request_role::plain) {
+            request_role role = request_role::plain, bool vouched = false) {
   auto& st = self->state;
   auto refuse = [&](const char* why) {
     if (reply) {
@@ -600,6 +620,7 @@ void submit(self_pointer self, std::optional<uint64_t> caller_key, std::string m
   req.reply = std::move(reply);
   req.deadline = clock_type::now() + std::chrono::milliseconds{effective};
   req.role = role;
+  req.resend_safe = vouched || req.method != "tools/call";
   if (caller_key)
     st.by_key.emplace(*caller_key, serial);
   bool first = goes_first(req);
@@ -663,7 +684,9 @@ void on_answer(self_pointer self, uint64_t serial, jsonrpc_message& answer) {
 /// the legacy HTTP+SSE transport (400, 404 or 405 in the specification).
 bool suggests_legacy(const status& err) {
   return err.code() == errc::rejected || err.code() == errc::not_found
-         || err.code() == errc::method_not_allowed;
+         || err.code() == errc::method_not_allowed
+         // (a JSON-RPC error answered to initialize, as before it had a code of its own)
+         || err.code() == errc::server_error;
 }
 
 void on_request_job(self_pointer self, uint64_t serial, int worker, mcp_job& job) {
@@ -677,8 +700,11 @@ void on_request_job(self_pointer self, uint64_t serial, int worker, mcp_job& job
     auto& exchange = *job.exchange;
     if (!exchange) {
       auto err = exchange.error();
-      bool expired =
-        err.code() == errc::not_found && !st.session_id.empty() && req.method != "initialize";
+      // The session it was sent in expired (404) or the server lost it (400
+      // outside invalid params; see mcp_http_status_error): the server ran
+      // nothing of it.
+      bool expired = err.code() == errc::not_found && !job.headers.session_id.empty()
+                     && req.method != "initialize";
       // The stateless revision: a server that does not take the version
       // answers UnsupportedProtocolVersionError (-32022; -32004 in later
       // drafts) with the versions it does; this client speaks only
@@ -698,15 +724,21 @@ void on_request_job(self_pointer self, uint64_t serial, int worker, mcp_job& job
         else
           st.waiting.push_front(serial);
       } else if (expired && !req.retried) {
-        // The session expired: initialise afresh, then send this again.
-        log::info("mcp_connection", "session expired; initialising again");
+        // Initialise afresh, then send this again, once. The first request
+        // to come back so starts the new session; others of the old one
+        // wait for it, or go in it once it is there.
         req.retried = true;
         forget_id(st, req);
         st.waiting.push_front(serial);
-        st.session_id.clear();
-        st.hello.reset();
-        st.current = phase::idle;
-        start_connect(self);
+        if (st.current == phase::ready && st.session_id == job.headers.session_id) {
+          log::info("mcp_connection", "session expired or lost; initialising again");
+          st.session_id.clear();
+          st.hello.reset();
+          st.current = phase::idle;
+          start_connect(self);
+        } else if (st.current == phase::idle) {
+          start_connect(self);
+        }
       } else {
         complete(self, serial, std::move(err));
       }
@@ -786,6 +818,7 @@ void send_request(self_pointer self, pending_request& req) {
   }
   job->body = std::move(*body);
   job->id = id;
+  job->idempotent = req.resend_safe;
   job->serial = req.serial;
   job->worker = index;
   if (job->kind == job_kind::request)
@@ -1236,6 +1269,23 @@ void expire(self_pointer self, uint64_t serial) {
   abandon(self, serial, "request deadline exceeded");
 }
 
+/// A caller's request (see mcp_connection_actor).
+caf::result<std::string> take_request(self_pointer self, uint64_t key, std::string& method,
+                                      std::string& params, uint32_t timeout_ms, bool resend_safe) {
+  drain(self);
+  auto& st = self->state;
+  if (st.by_key.count(key) != 0)
+    return make_error(errc::conflict, "a request with this key is in flight");
+  if (method.empty() || method.size() > 256)
+    return make_error(errc::out_of_range, "method must be 1 to 256 characters");
+  auto reply = std::make_shared<caller_reply>();
+  reply->promise = self->make_response_promise();
+  caf::response_promise handle = reply->promise;
+  submit(self, key, std::move(method), std::move(params), timeout_ms, {}, std::move(reply),
+         request_role::plain, resend_safe);
+  return handle;
+}
+
 caf::behavior connection_behavior(self_pointer self, mcp_endpoint endpoint,
                                   std::shared_ptr<const url_policy> policy, mcp_config cfg,
                                   checked_url checked, caf::actor_addr listener) {
@@ -1294,17 +1344,11 @@ caf::behavior connection_behavior(self_pointer self, mcp_endpoint endpoint,
     },
     [self](request_atom, uint64_t key, std::string& method, std::string& params,
            uint32_t timeout_ms) -> caf::result<std::string> {
-      drain(self);
-      auto& st = self->state;
-      if (st.by_key.count(key) != 0)
-        return make_error(errc::conflict, "a request with this key is in flight");
-      if (method.empty() || method.size() > 256)
-        return make_error(errc::out_of_range, "method must be 1 to 256 characters");
-      auto reply = std::make_shared<caller_reply>();
-      reply->promise = self->make_response_promise();
-      caf::response_promise handle = reply->promise;
-      submit(self, key, std::move(method), std::move(params), timeout_ms, {}, std::move(reply));
-      return handle;
+      return take_request(self, key, method, params, timeout_ms, false);
+    },
+    [self](request_atom, uint64_t key, std::string& method, std::string& params,
+           uint32_t timeout_ms, bool resend_safe) -> caf::result<std::string> {
+      return take_request(self, key, method, params, timeout_ms, resend_safe);
     },
     [self](cancel_atom, uint64_t key) {
       drain(self);
@@ -1406,6 +1450,8 @@ mcp_connection_actor spawn_mcp_connection(caf::actor_system& sys, mcp_endpoint e
         [err](connect_atom) -> caf::result<std::string> { return to_error(err); },
         [err](request_atom, uint64_t, std::string&, std::string&,
               uint32_t) -> caf::result<std::string> { return to_error(err); },
+        [err](request_atom, uint64_t, std::string&, std::string&, uint32_t,
+              bool) -> caf::result<std::string> { return to_error(err); },
         [](cancel_atom, uint64_t) {},
         [err](list_atom, tool_atom) -> caf::result<std::string> { return to_error(err); },
         [](health_atom) {

@@ -39,8 +39,19 @@
 // Session: initialised on the first request (or `connect`); requests that
 // arrive meanwhile wait in order. `Mcp-Session-Id` and, after negotiation,
 // `MCP-Protocol-Version` go with every request. A 404 on a known session
-// means it expired: the session is initialised afresh and the request sent
-// again, once.
+// means it expired, and a 400 whose body is not JSON-RPC invalid params
+// (-32602) that the server lost it (the SDK's examples and server-everything
+// answer so after a restart): the server ran nothing, so the session is
+// initialised afresh and the request sent again, once.
+//
+// Sending twice: a request is sent again only when the server provably did
+// not run it (the session answers above, a refused protocol version at the
+// stateless revision) or when running it twice is harmless: the transport
+// sends a request once more on a fresh connection when a reused one closes
+// before a byte of the answer, but a `tools/call` only if its caller
+// vouched for it (`resend_safe`: a read-only or idempotent tool). A
+// mutating call whose connection fails after it went out fails; whether it
+// ran is unknown, and the caller is told so by the error it gets.
 //
 // Deadlines: each request has one (the caller's, else mcp.request_timeout_ms,
 // never above mcp.max_request_timeout_ms). When it passes, or the caller
@@ -51,8 +62,11 @@
 // hard total deadline as well.
 //
 // Errors answered to callers (messages never hold URLs, headers or payloads):
-//   rejected      the server answered a JSON-RPC error ("server error <code>"),
-//                 or refused the request's content with HTTP 400/422
+//   server_error  the server answered a JSON-RPC error ("server error <code>",
+//                 with JSON-RPC's name for it: "server error -32603 (internal
+//                 error)")
+//   rejected      the server refused the request's content with HTTP 400/422
+//   not_found     the session expired or was lost again after a fresh one
 //   unavailable   "request deadline exceeded", "request cancelled",
 //                 "connection closed", "too many requests waiting", or a
 //                 transport failure as the transport names it
@@ -105,8 +119,14 @@ using mcp_connection_actor = caf::typed_actor<
   caf::replies_to<connect_atom>::with<std::string>,
   // One request: caller's key (unique among its requests in flight, for
   // cancel), method, params (a JSON object text, or "" for none), deadline
-  // in ms (0: the default). Answers the raw JSON text of the result.
+  // in ms (0: the default). Answers the raw JSON text of the result. A
+  // tools/call sent so is never sent twice once it may have reached the
+  // server (see "Sending twice").
   caf::replies_to<request_atom, uint64_t, std::string, std::string, uint32_t>::with<std::string>,
+  // The same, with `resend_safe`: true when the caller vouches that running
+  // it twice is harmless (a read-only or idempotent tool's call).
+  caf::replies_to<request_atom, uint64_t, std::string, std::string, uint32_t,
+                  bool>::with<std::string>,
   // Cancels the request with this key, if still in flight.
   caf::reacts_to<cancel_atom, uint64_t>,
   // Discovery: every page of tools/list (at most mcp.max_tool_pages, at

@@ -305,7 +305,7 @@ void run_next_wave(self_pointer self) {
                   status::error(errc::internal, "no connection for this server"));
       continue;
     }
-    calls.push_back({conn->second, call_params(call)});
+    calls.push_back({conn->second, call_params(call), call.resend_safe});
     st.wave_calls.push_back(call_idx);
     if (st.setup.trace)
       st.wave_params.push_back(calls.back().params);

@@ -303,6 +303,7 @@ void decide_mcp_call(round_call& call, const view_entry& e, std::string args_tex
     return;
   }
   call.read_only = e.read_only;
+  call.resend_safe = e.read_only || e.idempotent();
   call.reason = "allowed";
 }
 
@@ -565,6 +566,52 @@ std::optional<bool> reports_error(std::string& text) {
   return flag;
 }
 
+/// Whether a call that failed so may have run at its server (in part, or
+/// still running): anything but an answer that refused it before any
+/// handler ran, or a failure before it was sent. A doubt counts as "may
+/// have run" (a redirect answered to the POST, a malformed answer, HTTP 5xx,
+/// the deadline, a connection lost after the request went out).
+bool may_have_run(const status& failure) {
+  const auto& text = failure.message();
+  auto starts = [&text](std::string_view prefix) { return text.rfind(prefix, 0) == 0; };
+  auto names_code = [&](std::string_view code) {
+    std::string prefix = "server error " + std::string{code};
+    return text == prefix || starts(prefix + " ");
+  };
+  switch (failure.code()) {
+  case errc::rejected:           // its content refused (HTTP 400/422), or input it never got
+  case errc::unauthorized:       // HTTP 401
+  case errc::method_not_allowed: // HTTP 405
+  case errc::not_found:          // HTTP 404, or its session expired or lost: nothing ran
+  case errc::conflict:           // a key already in flight: never sent
+    return false;
+  case errc::forbidden: // HTTP 403, or the URL policy; a redirect may follow a run
+    return starts("redirects are refused");
+  case errc::server_error:
+    // Refused before any handler ran: unreadable, not a request, no such
+    // method, invalid params.
+    return !(starts("server could not read the request") || names_code("-32700")
+             || names_code("-32600") || names_code("-32601") || names_code("-32602"));
+  case errc::unavailable:
+    // Refused by the connection, or no connection made: never sent.
+    return !(text == "connection closed" || text == "too many requests waiting"
+             || starts("http request failed: could not connect")
+             || starts("http request failed: connect timed out")
+             || starts("http request failed: tls certificate verification failed")
+             || starts("http request failed: tls handshake failed"));
+  case errc::internal:
+    return text != "no connection for this server";
+  default:
+    return true;
+  }
+}
+
+bool deadline_passed(const status& failure) {
+  return failure.code() == errc::unavailable
+         && (failure.message() == "request deadline exceeded"
+             || failure.message() == "deadline exceeded");
+}
+
 } // namespace
 
 std::string call_params(const round_call& call) {
@@ -620,9 +667,31 @@ void settle_call(round_call& call, tool_round& round, run_memory& memory,
     fail(call, call_status::cancelled, "cancelled", "the run was cancelled before it completed.");
     return;
   }
+  std::string why;
+  if (failure.code() == errc::server_error)
+    why = "the server answered with an error: " + failure.message() + ".";
+  else
+    why = "the server or its connection failed (" + std::string{to_string(failure.code())} + ": "
+          + failure.message() + ").";
+  // A call that may change something, sent and not answered: the model
+  // must not take the failure for "nothing happened" and call it again.
+  const bool outcome_unknown = !call.resend_safe && may_have_run(failure);
+  if (outcome_unknown) {
+    why += deadline_passed(failure)
+             ? " Its deadline passed while the server may still have been running it: the change "
+               "it asks for may or may not have happened, or may still happen."
+             : " The request may have reached the server: the change it asks for may or may not "
+               "have happened.";
+    why += " It was not sent again. Check whether the change happened (with a read-only tool, or "
+           "by asking the user) before calling it again.";
+  }
   fail(call, call_status::failed, std::string{to_string(failure.code())},
-       "the server or its connection failed (" + std::string{to_string(failure.code())} + ": "
-         + failure.message() + "). Answer with what succeeded and say what was not completed.");
+       why + " Answer with what succeeded and say what was not completed.");
+  if (outcome_unknown) {
+    auto out = json::parse(call.output);
+    out["outcome"] = "unknown";
+    call.output = out.dump();
+  }
 }
 
 void remember_places(const round_call& call, const adapter_map& adapters, run_memory& memory) {

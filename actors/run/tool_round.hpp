@@ -45,7 +45,20 @@
 // skipped, and the round spends one of the tool's corrections (rule 4), so
 // a model that keeps changing a rejected request stops after
 // max_corrections rounds. Anything else is "failed" ("cancelled" for a
-// cancelled run).
+// cancelled run); a server's JSON-RPC error (other than -32602) is told as
+// the server's own error ("server error -32603 (internal error)"), never as
+// a rejection of the arguments.
+//
+// Outcome unknown: a call that is neither read-only nor idempotent
+// (resend_safe) is never sent twice once it may have reached its server.
+// When it fails after that (its connection lost with no answer, its
+// deadline passed, HTTP 5xx, a JSON-RPC error raised while it ran), its
+// output adds "outcome": "unknown" and says plainly that the change may or
+// may not have happened (or, past its deadline, may still happen), that it
+// was not sent again, and that the model should check before calling it
+// again. A failure that proves it did not run (refused before any handler:
+// HTTP 400/401/403/404/405/422, JSON-RPC -32700/-32600/-32601/-32602, a
+// session lost, no connection made) says nothing of the kind.
 //
 // Outputs: "ok" carries the MCP CallToolResult JSON; every other status
 // carries {"error": <status>, "usable_result": false, "message": ...} where
@@ -124,6 +137,11 @@ struct round_call {
   /// What the model receives, JSON text.
   std::string output;
   bool read_only = false;
+  /// Running it twice is harmless (read-only, or the tool's idempotentHint):
+  /// its request may be sent again after its connection closed with no
+  /// answer. Otherwise a failure after it was sent leaves its outcome
+  /// unknown, and its output says so.
+  bool resend_safe = false;
 };
 
 /// A tool's compiled input schema, and the member names it declares

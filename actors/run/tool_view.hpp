@@ -125,6 +125,9 @@ public:
   std::string_view server_slug() const noexcept;
   /// The action route that selected it, or empty.
   std::string_view route_action() const noexcept { return route_action_; }
+  /// The tool declares that a second call with the same arguments does
+  /// nothing more than the first (the server's idempotentHint).
+  bool idempotent() const noexcept { return def_ != nullptr && def_->idempotent_hint; }
 
   std::size_t schema_tokens = 0; ///< by the view's token rule
   view_role role = view_role::tool;

@@ -121,7 +121,8 @@ wave_actor::behavior_type wave_behavior(self_pointer self, std::vector<wave_call
         self
           ->request(st.calls[call_idx].connection, caf::infinite, request_atom::value,
                     st.key_of(call_idx), std::string{"tools/call"},
-                    std::move(st.calls[call_idx].params), st.deadline_ms)
+                    std::move(st.calls[call_idx].params), st.deadline_ms,
+                    st.calls[call_idx].resend_safe)
           .then(
             [self, call_idx](std::string& result) {
               on_answer(self, call_idx, {0, std::move(result)});

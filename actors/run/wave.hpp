@@ -35,6 +35,10 @@ namespace voxos {
 struct wave_call {
   mcp_connection_actor connection;
   std::string params; ///< the tools/call params, JSON text
+  /// The call may run twice harmlessly (round_call::resend_safe); told to
+  /// the connection, which otherwise never sends it twice once it may have
+  /// reached the server.
+  bool resend_safe = false;
 };
 
 /// One call's answer: the result text, or the failure's code and message.

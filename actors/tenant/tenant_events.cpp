@@ -419,7 +419,7 @@ result<tool_definition> decode_tool_definition(const json& x, const std::string&
   reader r{x,
            path,
            {"name", "title", "description", "input_schema", "output_schema", "read_only_hint",
-            "destructive_hint"}};
+            "destructive_hint", "idempotent_hint"}};
   tool_definition out;
   r.text("name", out.name, rule::tool);
   r.text("title", out.title);
@@ -428,6 +428,8 @@ result<tool_definition> decode_tool_definition(const json& x, const std::string&
   r.text("output_schema", out.output_schema);
   r.flag("read_only_hint", out.read_only_hint);
   r.flag("destructive_hint", out.destructive_hint);
+  if (r.has("idempotent_hint")) // (absent from records made before it: false)
+    r.flag("idempotent_hint", out.idempotent_hint);
   return r.finish(std::move(out));
 }
 
@@ -1017,7 +1019,8 @@ nlohmann::json to_json(const mcp_server_record& x, bool with_cached_tools) {
                            {"input_schema", def.input_schema},
                            {"output_schema", def.output_schema},
                            {"read_only_hint", def.read_only_hint},
-                           {"destructive_hint", def.destructive_hint}});
+                           {"destructive_hint", def.destructive_hint},
+                           {"idempotent_hint", def.idempotent_hint}});
     out["cached_tools"] = std::move(tools);
     if (!x.sealed_headers.empty())
       out["sealed_headers"] = x.sealed_headers;

@@ -67,34 +67,45 @@ struct recorded_server_state {
   std::map<uint64_t, caf::typed_response_promise<std::string>> held;
 };
 
+using recorded_server_pointer = mcp_connection_actor::stateful_pointer<recorded_server_state>;
+
+/// The recorded answer to a request, in recorded order.
+caf::result<std::string> recorded_answer(recorded_server_pointer self, uint64_t key,
+                                         const std::string& method, const std::string& params) {
+  if (method != "tools/call")
+    return make_error(errc::unavailable, "not in the trace");
+  auto& answers = self->state.book->answers;
+  auto found = answers.find({self->state.server_id, params});
+  if (found == answers.end() || found->second.empty())
+    return make_error(errc::unavailable, "not in the trace");
+  auto answer = std::move(found->second.front());
+  found->second.pop_front();
+  if (recorded_as_cancelled(answer)) {
+    auto promise = self->make_response_promise<std::string>();
+    self->state.held.emplace(key, promise);
+    ++self->state.book->held;
+    return promise;
+  }
+  if (answer.code == 0)
+    return std::move(answer.text);
+  return make_error(static_cast<errc>(answer.code), std::move(answer.text));
+}
+
 /// Plays one server from the trace behind the mcp_connection interface.
-mcp_connection_actor::behavior_type
-recorded_server(mcp_connection_actor::stateful_pointer<recorded_server_state> self,
-                std::shared_ptr<answer_book> book, std::string server_id) {
+mcp_connection_actor::behavior_type recorded_server(recorded_server_pointer self,
+                                                    std::shared_ptr<answer_book> book,
+                                                    std::string server_id) {
   self->state.book = std::move(book);
   self->state.server_id = std::move(server_id);
   return {
     [](connect_atom) -> caf::result<std::string> { return std::string{"{}"}; },
     [self](request_atom, uint64_t key, const std::string& method, const std::string& params,
            uint32_t) -> caf::result<std::string> {
-      if (method != "tools/call")
-        return make_error(errc::unavailable, "not in the trace");
-      auto& answers = self->state.book->answers;
-      auto found = answers.find({self->state.server_id, params});
-      if (found == answers.end() || found->second.empty())
-        return make_error(errc::unavailable, "not in the trace");
-      auto answer = std::move(found->second.front());
-      found->second.pop_front();
-      if (recorded_as_cancelled(answer)) {
-        auto promise = self->make_response_promise<std::string>();
-        self->state.held.emplace(key, promise);
-        ++self->state.book->held;
-        return promise;
-      }
-      if (answer.code == 0)
-        return std::move(answer.text);
-      return make_error(static_cast<errc>(answer.code), std::move(answer.text));
+      return recorded_answer(self, key, method, params);
     },
+    [self](request_atom, uint64_t key, const std::string& method, const std::string& params,
+           uint32_t,
+           bool) -> caf::result<std::string> { return recorded_answer(self, key, method, params); },
     [self](cancel_atom, uint64_t key) {
       auto found = self->state.held.find(key);
       if (found == self->state.held.end())

@@ -305,6 +305,62 @@ TEST_CASE("a killed and restarted peer: the next request starts a fresh session"
   CHECK(stats["methods"]["initialize"] == 1);
 }
 
+TEST_CASE("a restarted peer that answers the old session HTTP 400: the next request starts a "
+          "fresh session and is sent again") {
+  auto peer = test::start_sdk_peer({"--json", "--unknown-session-400"});
+  REQUIRE_MESSAGE(peer->up(), peer->error_output());
+  auto port = peer->port();
+  actor_env env;
+  auto conn = connect_to(env, peer->url());
+  caf::scoped_actor self{*env.sys};
+  REQUIRE(call_tool(self, conn, 1, "echo", json{{"text", "one"}}).result);
+
+  peer.reset(); // killed, and started again on the same port
+  peer = test::start_sdk_peer({"--json", "--unknown-session-400", "--port", std::to_string(port)});
+  REQUIRE_MESSAGE(peer->up(), peer->error_output());
+  // The old session id is unknown to the new process: 400 with -32000, as
+  // the SDK's examples answer; initialise, resend. A mutating call too: the
+  // server ran nothing of it.
+  auto back = call_tool(self, conn, 2, "record_note", json{{"note", "two"}});
+  REQUIRE_MESSAGE(back.result, back.message);
+  CHECK(first_text(*back.result) == "noted #1");
+  auto stats = peer_stats(port);
+  CHECK(stats["methods"]["initialize"] == 1);
+  CHECK(stats["sessions"]["unknown"].get<int>() >= 1);
+  CHECK(stats["tools"]["record_note"]["calls"] == 1);
+}
+
+TEST_CASE("requests in flight when the server loses the session start one new session") {
+  auto peer = test::start_sdk_peer({"--json", "--unknown-session-400"});
+  REQUIRE_MESSAGE(peer->up(), peer->error_output());
+  actor_env env;
+  auto conn = connect_to(env, peer->url());
+  caf::scoped_actor self{*env.sys};
+  REQUIRE(call_tool(self, conn, 1, "echo", json{{"text", "one"}}).result);
+  httplib::Client control{"127.0.0.1", peer->port()};
+  REQUIRE(control.Post("/sessions/forget"));
+  REQUIRE(test::reset_peer_stats(peer->port()));
+  // Three at once: each is answered 400 in the lost session; the first
+  // answer starts the new one, and all three go again in it.
+  auto asks = [&](uint64_t key) {
+    return self->request(
+      conn, std::chrono::seconds{60}, request_atom::value, key, std::string{"tools/call"},
+      json{{"name", "echo"}, {"arguments", {{"text", std::to_string(key)}}}}.dump(), uint32_t{0});
+  };
+  auto first = asks(2);
+  auto second = asks(3);
+  auto third = asks(4);
+  int answered = 0;
+  for (auto* handle : {&first, &second, &third})
+    handle->receive([&](const std::string&) { ++answered; },
+                    [&](caf::error& err) { FAIL("a request failed: " << message_of(err)); });
+  CHECK(answered == 3);
+  auto stats = peer_stats(peer->port());
+  CHECK(stats["methods"]["initialize"] == 1);
+  CHECK(stats["sessions"]["opened"] == 1);
+  CHECK(stats["tools"]["echo"]["calls"] == 3);
+}
+
 TEST_CASE("killing the connection actor aborts its exchanges") {
   auto peer = test::start_sdk_peer({"--sse"});
   REQUIRE_MESSAGE(peer->up(), peer->error_output());

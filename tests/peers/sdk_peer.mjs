@@ -2,7 +2,7 @@
 // StreamableHTTPServerTransport), the reference peer for Voxos's MCP client.
 //
 //   node sdk_peer.mjs [--port N] [--json | --sse] [--stateless] [--tools N] [--page-size N]
-//                     [--changing-tools] [--maps]
+//                     [--changing-tools] [--maps] [--unknown-session-400]
 //
 //   --port N        port on 127.0.0.1 (0, the default: the kernel picks one)
 //   --json          answer POSTs as application/json (enableJsonResponse)
@@ -22,6 +22,12 @@
 //                   Lite (structuredContent {summary, places: [PlaceView]}) with
 //                   two fixed places, for tests that register this peer under
 //                   the Grounding Lite preset's identity
+//   --unknown-session-400  a request naming a session this server does not know
+//                   is answered HTTP 400 with JSON-RPC error -32000 "Bad Request:
+//                   No valid session ID provided", as server-everything and the
+//                   SDK's jsonResponseStreamableHttp example answer it (by
+//                   default: 404 -32001 "Session not found", as the
+//                   specification asks)
 //
 // Once listening it prints exactly one line, "listening <port>", to stdout,
 // and nothing else there (diagnostics go to stderr).
@@ -30,7 +36,9 @@
 // before the SDK sees it (see handleMcp).
 //
 // Routes: POST/GET/DELETE /mcp (MCP), GET /stats (counters as JSON),
-// POST /stats/reset. The stats routes are plain HTTP, so reading them changes
+// POST /stats/reset, POST /sessions/forget (closes every session and forgets
+// it, as a restart of the server would: requests naming one are then
+// answered as an unknown session). The stats routes are plain HTTP, so reading them changes
 // nothing. Counters: tools/call received (before validation), each JSON-RPC
 // method and notification received, tool handlers in flight and their peak
 // (total and per tool), calls whose abort signal fired while in flight
@@ -55,6 +63,7 @@ import { z } from "zod";
 function parseOptions(argv) {
   const options = {
     port: 0, json: false, stateless: false, tools: 0, pageSize: 0, changingTools: false, maps: false,
+    unknownSession400: false,
   };
   const integer = (flag, text) => {
     const value = Number(text);
@@ -71,6 +80,7 @@ function parseOptions(argv) {
     else if (arg === "--stateless") options.stateless = true;
     else if (arg === "--changing-tools") options.changingTools = true;
     else if (arg === "--maps") options.maps = true;
+    else if (arg === "--unknown-session-400") options.unknownSession400 = true;
     else if (arg === "--port") options.port = integer(arg, argv[++idx]);
     else if (arg === "--tools") options.tools = integer(arg, argv[++idx]);
     else if (arg === "--page-size") options.pageSize = integer(arg, argv[++idx]);
@@ -95,7 +105,7 @@ function freshStats() {
     cancelled: 0,
     tools: {},
     http: { requests: 0, dropped_posts: 0, rejected_422: 0 },
-    sessions: { open: 0, opened: 0 },
+    sessions: { open: 0, opened: 0, forgotten: 0, unknown: 0 },
   };
 }
 
@@ -175,6 +185,29 @@ function pause(ms, signal) {
 const readOnly = { readOnlyHint: true, destructiveHint: false, openWorldHint: false };
 const notes = [];
 
+// The HTTP response of each POST whose request a handler runs, by
+// "<session id>|<JSON-RPC id>", so that a tool can cut the connection its
+// call came on while it handles it (see handleMcp).
+const postsInFlight = new Map();
+
+// Destroys the socket of the POST carrying this call, before a byte of its
+// answer: the client sees its connection closed with no answer, although
+// the call was received and handled.
+function resetConnection(extra) {
+  postsInFlight.get(`${extra.sessionId ?? ""}|${extra.requestId}`)?.socket?.destroy();
+}
+
+// Values of a tool's `reset_once` argument already answered by a reset.
+const resetOnce = new Set();
+function resetFirstTime(tool, value, extra) {
+  if (resetOnce.has(`${tool}|${value}`)) return false;
+  resetOnce.add(`${tool}|${value}`);
+  resetConnection(extra);
+  return true;
+}
+const orders = [];
+const statuses = new Map();
+
 const CONDITIONS = ["sunny", "cloudy", "light rain", "windy", "fog", "snow showers"];
 
 function forecastFor(address, date) {
@@ -240,6 +273,65 @@ const builtinTools = [
       notes.push(note);
       return text(`noted #${notes.length}`);
     },
+  },
+  {
+    name: "place_order",
+    config: {
+      description:
+        "Places an order (mutating, not idempotent). outcome: done (default), reset (the server " +
+        "cuts the connection while handling the call, after taking the order), stall (waits " +
+        "until cancelled, at most 60 s).",
+      inputSchema: {
+        item: z.string().describe("what to order"),
+        outcome: z.enum(["done", "reset", "stall"]).optional(),
+      },
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    handler: async ({ item, outcome }, extra) => {
+      orders.push(item);
+      if (outcome === "reset") resetConnection(extra);
+      if (outcome === "stall") await pause(60000, extra.signal);
+      return text(`ordered ${item} #${orders.length}`);
+    },
+  },
+  {
+    name: "set_status",
+    config: {
+      description:
+        "Sets a status (not read-only, idempotent). With reset_once, the first call for a status " +
+        "cuts the connection while it is handled (after setting it).",
+      inputSchema: { status: z.string(), reset_once: z.boolean().optional() },
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    handler: async ({ status, reset_once: once }, extra) => {
+      statuses.set("current", status);
+      if (once) resetFirstTime("set_status", status, extra);
+      return text(`status ${status}`);
+    },
+  },
+  {
+    name: "lookup_order",
+    config: {
+      description:
+        "Looks up an order (read-only). With reset_once, the first call for an item cuts the " +
+        "connection while it is handled.",
+      inputSchema: { item: z.string(), reset_once: z.boolean().optional() },
+      annotations: readOnly,
+    },
+    handler: async ({ item, reset_once: once }, extra) => {
+      if (once) resetFirstTime("lookup_order", item, extra);
+      return text(`${item}: ${orders.filter((ordered) => ordered === item).length} ordered`);
+    },
+  },
+  {
+    name: "fail_internal",
+    config: {
+      description: "Always fails inside the server: answered with JSON-RPC error -32603.",
+      inputSchema: {},
+      annotations: readOnly,
+    },
+    // Never reached: see failInternally.
+    handler: async () => text("unreachable"),
   },
   {
     name: "text_stats",
@@ -379,11 +471,28 @@ function addChangingTools(mcp) {
   );
 }
 
+// McpServer turns whatever a tool handler throws into an isError result; a
+// JSON-RPC error comes only from the SDK's protocol layer, which answers a
+// request handler that throws with -32603 (internal error). So calls of
+// `fail_internal` are taken before McpServer's tools/call handler (a
+// private field, as in paginateToolsList) and throw there.
+function failInternally(mcp) {
+  const call = mcp.server._requestHandlers.get("tools/call");
+  mcp.server._requestHandlers.set("tools/call", async (request, extra) => {
+    if (request.params?.name === "fail_internal") {
+      ++toolStats("fail_internal").calls;
+      throw new Error("the tool's backend failed");
+    }
+    return call(request, extra);
+  });
+}
+
 function makeServer() {
   const mcp = new McpServer({ name: "voxos-sdk-peer", version: "1.0.0" });
   for (const tool of allTools) mcp.registerTool(tool.name, tool.config, tracked(tool.name, tool.handler));
   if (options.changingTools) addChangingTools(mcp);
   if (options.pageSize > 0) paginateToolsList(mcp, options.pageSize);
+  failInternally(mcp);
   return mcp;
 }
 
@@ -453,6 +562,15 @@ async function handleMcp(req, res) {
     return sendJson(res, 422, { detail: "unprocessable arguments" });
   }
 
+  // Each request a handler may run, for resetConnection.
+  if (req.method === "POST" && typeof body?.method === "string" && body.id !== undefined) {
+    const key = `${req.headers["mcp-session-id"] ?? ""}|${body.id}`;
+    postsInFlight.set(key, res);
+    res.on("close", () => {
+      if (postsInFlight.get(key) === res) postsInFlight.delete(key);
+    });
+  }
+
   if (options.stateless) {
     if (req.method !== "POST") return sendJson(res, 405, rpcError(-32000, "Method not allowed"));
     const mcp = makeServer();
@@ -471,7 +589,12 @@ async function handleMcp(req, res) {
   const sessionId = req.headers["mcp-session-id"];
   if (sessionId !== undefined) {
     const transport = sessions.get(sessionId);
-    if (!transport) return sendJson(res, 404, rpcError(-32001, "Session not found"));
+    if (!transport) {
+      ++stats.sessions.unknown;
+      if (options.unknownSession400)
+        return sendJson(res, 400, { ...rpcError(-32000, "Bad Request: No valid session ID provided"), id: body?.id ?? null });
+      return sendJson(res, 404, rpcError(-32001, "Session not found"));
+    }
     return transport.handleRequest(req, res, body);
   }
   if (req.method !== "POST" || !isInitializeRequest(body))
@@ -503,6 +626,14 @@ const server = http.createServer(async (req, res) => {
     if (path === "/stats/reset" && req.method === "POST") {
       resetStats();
       return sendJson(res, 200, stats);
+    }
+    if (path === "/sessions/forget" && req.method === "POST") {
+      const forgotten = [...sessions.values()];
+      sessions.clear();
+      stats.sessions.forgotten += forgotten.length;
+      stats.sessions.open = 0;
+      await Promise.all(forgotten.map((transport) => transport.close()));
+      return sendJson(res, 200, { forgotten: forgotten.length });
     }
     if (path !== "/mcp") return sendJson(res, 404, { error: "not found" });
     ++stats.http.requests;

@@ -1,4 +1,4 @@
-// A node, an SDK-built MCP peer (JSON answers) registered for "mcp", and a
+// A node, an SDK-built MCP peer (JSON answers unless told otherwise) registered for "mcp", and a
 // tenant whose default agent may call the peer's tools: the server is
 // created, tested, enabled, trusted, allowlisted and tested again (enabling
 // goes back through the test), and each tool but "add" is granted ("add" is

@@ -397,7 +397,7 @@ TEST_CASE("a json body that is not the answer is bad_json") {
   }
 }
 
-TEST_CASE("an error response without an id in place of the answer is rejected") {
+TEST_CASE("an error response without an id in place of the answer is the server's error") {
   loopback_server server;
   const std::string unaddressed =
     R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"secret-detail"}})";
@@ -414,7 +414,7 @@ TEST_CASE("an error response without an id in place of the answer is rejected") 
     CAPTURE(path);
     auto out = voxos::streamable_request(*client, path, session("s"), request_1, id_1, {}, {});
     REQUIRE_FALSE(out.is_ok());
-    CHECK(out.error().code() == errc::rejected);
+    CHECK(out.error().code() == errc::server_error);
     CHECK(mentions(out.error(), "-32700"));
     CHECK_FALSE(mentions(out.error(), "secret-detail"));
   }
@@ -431,6 +431,43 @@ TEST_CASE("argument rejections are the 400 and 422 answers and JSON-RPC invalid 
   for (int64_t code : {-32601, -32603, -32000, 32602})
     CHECK_FALSE(is_argument_rejection(jsonrpc_error_status(code)));
   CHECK_FALSE(is_argument_rejection(status::error(errc::unavailable, "server error -32602")));
+  // In a session, a 400 is a rejection only when it says invalid params.
+  CHECK(is_argument_rejection(mcp_http_status_error(
+    400, session("s"), R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m"}})")));
+  CHECK_FALSE(is_argument_rejection(mcp_http_status_error(
+    400, session("s"), R"({"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"m"}})")));
+}
+
+TEST_CASE("a 400 to a request in a session is a lost session unless it says invalid params") {
+  // What server-everything and the SDK's examples answer for a session they
+  // do not know (after a restart), with the request's id or none.
+  const std::string bodies[] = {
+    R"({"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":7})",
+    R"({"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Server not initialized"},"id":null})",
+    "", "Bad Request"};
+  for (const auto& body : bodies) {
+    CAPTURE(body);
+    auto lost = mcp_http_status_error(400, session("session-secret"), body);
+    CHECK(lost.code() == errc::not_found);
+    CHECK(lost.message().rfind("session not recognised: server answered HTTP 400", 0) == 0);
+    CHECK_FALSE(mentions(lost, "session-secret"));
+    CHECK_FALSE(mentions(lost, "No valid session"));
+  }
+  auto refused = mcp_http_status_error(
+    400, session("s"), R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad"}})");
+  CHECK(refused.code() == errc::rejected);
+  // Without a session, a 400 refuses the request (and, to initialize, is the
+  // legacy fallback's signal).
+  CHECK(mcp_http_status_error(400, {}, R"({"jsonrpc":"2.0","id":1,"error":{"code":-32000}})").code()
+        == errc::rejected);
+}
+
+TEST_CASE("a JSON-RPC error is the server's error, named by JSON-RPC's name for its code") {
+  auto internal = jsonrpc_error_status(-32603);
+  CHECK(internal.code() == errc::server_error);
+  CHECK(internal.message() == "server error -32603 (internal error)");
+  CHECK(jsonrpc_error_status(-32601).message() == "server error -32601 (method not found)");
+  CHECK(jsonrpc_error_status(-32000).message() == "server error -32000");
 }
 
 TEST_CASE("HTTP statuses map to error codes that name the status only") {
@@ -664,7 +701,7 @@ TEST_CASE("a send is accepted with 202, or an empty 200 or 204, and refused othe
   }
   auto bad = voxos::streamable_send(*client, "/bad", headers, notification);
   REQUIRE_FALSE(bad.is_ok());
-  CHECK(bad.code() == errc::rejected);
+  CHECK(bad.code() == errc::not_found); // a 400 in a session: the session is lost
 }
 
 TEST_CASE("closing a session sends DELETE and counts 404 and 405 as done") {

@@ -25,7 +25,8 @@ constexpr const char* forecast_schema = R"({
   "required": ["location", "date"]
 })";
 
-/// A world with one server: read-only get_forecast and echo, mutating record_note.
+/// A world with one server: read-only get_forecast and echo, mutating
+/// record_note, and set_status, not read-only but idempotent.
 struct round_world {
   tool_world world;
   tool_view view;
@@ -38,6 +39,9 @@ struct round_world {
     world.allow_mcp("s_1", definition("get_forecast", "Forecast.", forecast_schema), {}, true);
     world.allow_mcp("s_1", definition("echo"), {}, true);
     world.allow_mcp("s_1", definition("record_note"));
+    auto idempotent = definition("set_status");
+    idempotent.idempotent_hint = true;
+    world.allow_mcp("s_1", idempotent);
     view = world.view();
   }
 
@@ -224,13 +228,91 @@ TEST_CASE("JSON-RPC invalid params is an argument rejection, other server errors
   settle_call(round.calls[0], round, w.memory, w.limits, jsonrpc_error_status(-32602));
   CHECK(round.calls[0].status == call_status::rejected);
   wave = next_wave(round, w.limits);
-  settle_call(round.calls[1], round, w.memory, w.limits,
-              status::error(errc::rejected, "server error -32603"));
+  settle_call(round.calls[1], round, w.memory, w.limits, jsonrpc_error_status(-32603));
   CHECK(round.calls[1].status == call_status::failed);
+  auto internal = json::parse(round.calls[1].output);
+  CHECK(internal["error"] == "failed");
+  CHECK(round.calls[1].reason == "server_error");
+  auto said = internal["message"].get<std::string>();
+  CHECK(said.find("the server answered with an error: server error -32603 (internal error)")
+        != std::string::npos);
+  CHECK(said.find("reject") == std::string::npos);
   settle_call(round.calls[1], round, w.memory, w.limits,
               status::error(errc::unavailable, "request deadline exceeded"));
   CHECK(round.calls[1].status == call_status::failed);
   CHECK(json::parse(round.calls[1].output)["usable_result"] == false);
+}
+
+TEST_CASE("a mutating call that failed after it may have reached its server says its outcome is "
+          "unknown") {
+  round_world w;
+  auto round = w.decide({{"n", "record_note", R"({"q":"1"})"}});
+  REQUIRE(next_wave(round, w.limits) == std::vector<std::size_t>{0});
+  CHECK_FALSE(round.calls[0].resend_safe);
+  settle_call(
+    round.calls[0], round, w.memory, w.limits,
+    status::error(errc::unavailable, "http request failed: connection closed before an answer"));
+  CHECK(round.calls[0].status == call_status::failed);
+  auto out = json::parse(round.calls[0].output);
+  CHECK(out["usable_result"] == false);
+  CHECK(out["outcome"] == "unknown");
+  auto said = out["message"].get<std::string>();
+  CHECK(said.find("The request may have reached the server: the change it asks for may or may "
+                  "not have happened.")
+        != std::string::npos);
+  CHECK(said.find("It was not sent again.") != std::string::npos);
+  CHECK(said.find("Check whether the change happened") != std::string::npos);
+
+  // Past its deadline, the server may still be running it.
+  settle_call(round.calls[0], round, w.memory, w.limits,
+              status::error(errc::unavailable, "request deadline exceeded"));
+  out = json::parse(round.calls[0].output);
+  CHECK(out["outcome"] == "unknown");
+  said = out["message"].get<std::string>();
+  CHECK(said.find("Its deadline passed while the server may still have been running it: the "
+                  "change it asks for may or may not have happened, or may still happen.")
+        != std::string::npos);
+
+  // A JSON-RPC error raised while it ran leaves it unknown too.
+  settle_call(round.calls[0], round, w.memory, w.limits, jsonrpc_error_status(-32603));
+  CHECK(json::parse(round.calls[0].output)["outcome"] == "unknown");
+}
+
+TEST_CASE("a mutating call refused before it ran, or never sent, is not said to be unknown") {
+  round_world w;
+  const status refusals[] = {
+    mcp_http_status_error(401, {}, ""),
+    mcp_http_status_error(404, {}, ""),
+    status::error(errc::not_found, "session not recognised: server answered HTTP 400"),
+    jsonrpc_error_status(-32601),
+    status::error(errc::unavailable, "http request failed: could not connect: Connection refused"),
+    status::error(errc::unavailable, "too many requests waiting"),
+  };
+  for (const auto& refusal : refusals) {
+    CAPTURE(refusal.message());
+    auto round = w.decide({{"n", "record_note", R"({"q":"1"})"}});
+    REQUIRE(next_wave(round, w.limits) == std::vector<std::size_t>{0});
+    settle_call(round.calls[0], round, w.memory, w.limits, refusal);
+    CHECK(round.calls[0].status == call_status::failed);
+    auto out = json::parse(round.calls[0].output);
+    CHECK_FALSE(out.contains("outcome"));
+    CHECK(out["message"].get<std::string>().find("may or may not") == std::string::npos);
+  }
+}
+
+TEST_CASE("read-only and idempotent calls may be sent again, and their failures are plain") {
+  round_world w;
+  auto round = w.decide({{"e", "echo", R"({"q":"1"})"}, {"s", "set_status", R"({"q":"open"})"}});
+  CHECK(round.calls[0].resend_safe);
+  CHECK(round.calls[1].resend_safe);
+  CHECK_FALSE(round.calls[1].read_only); // (so it runs alone)
+  const auto lost =
+    status::error(errc::unavailable, "http request failed: connection closed before an answer");
+  for (auto& call : round.calls) {
+    settle_call(call, round, w.memory, w.limits, lost);
+    CHECK(call.status == call_status::failed);
+    CHECK_FALSE(json::parse(call.output).contains("outcome"));
+  }
 }
 
 TEST_CASE("an exact request a server rejected is skipped in a later round") {

@@ -50,7 +50,8 @@ std::string show(const agent_record& x) {
 
 std::string show(const tool_definition& x) {
   return "def{" + q(x.name) + q(x.title) + q(x.description) + q(x.input_schema) + q(x.output_schema)
-         + std::to_string(x.read_only_hint) + std::to_string(x.destructive_hint) + "}";
+         + std::to_string(x.read_only_hint) + std::to_string(x.destructive_hint)
+         + std::to_string(x.idempotent_hint) + "}";
 }
 
 std::string show(const std::vector<std::string>& xs) {
@@ -156,7 +157,7 @@ mcp_server_record sample_server() {
   s.allowed_tools = {"web_search_exa", "Tool.Name-2"};
   s.cached_tools = tool_cache{{
     {"web_search_exa", "Search", "Searches\nthe web", R"({"type":"object"})", "", true, false},
-    {"Tool.Name-2", "", "", "{}", R"({"type":"string"})", false, true},
+    {"Tool.Name-2", "", "", "{}", R"({"type":"string"})", false, true, true},
   }};
   s.cache_version = "v7";
   s.discovered_us = 1'700'000'000'000'000;
@@ -317,6 +318,17 @@ TEST_CASE("a server listing leaves out the discovery cache and decodes without i
   auto expected = sample_server();
   expected.cached_tools = {};
   CHECK(show(*back) == show(expected));
+}
+
+TEST_CASE("a cached tool stored before idempotent_hint decodes as not idempotent") {
+  auto doc = te::to_json(sample_server());
+  REQUIRE(doc["cached_tools"][1]["idempotent_hint"] == true);
+  for (auto& def : doc["cached_tools"])
+    def.erase("idempotent_hint");
+  auto back = te::server_from_json(doc);
+  REQUIRE_MESSAGE(back, back.error().message());
+  CHECK_FALSE(back->cached_tools.definitions()[1].idempotent_hint);
+  CHECK(back->cached_tools.definitions()[1].destructive_hint);
 }
 
 TEST_CASE("each event type projects to its documented key") {
