@@ -353,6 +353,7 @@ namespace {
 
 // The texts is_argument_rejection recognises, written by the functions below.
 constexpr std::string_view refused_content = "server refused the request: ";
+constexpr std::string_view lost_session = "session not recognised: ";
 constexpr std::string_view jsonrpc_error_prefix = "server error ";
 constexpr int64_t invalid_params = -32602;
 
@@ -390,6 +391,14 @@ bool is_argument_rejection(const status& failure) {
   return failure.code() == errc::rejected && text.rfind(refused_content, 0) == 0;
 }
 
+status refused_in_new_session(const status& failure) {
+  const auto& text = failure.message();
+  if (failure.code() != errc::not_found || text.rfind(lost_session, 0) != 0)
+    return failure;
+  return status::error(errc::rejected,
+                       std::string{refused_content} + text.substr(lost_session.size()));
+}
+
 status mcp_http_status_error(int http_status, const mcp_http_headers& headers,
                              std::string_view body) {
   std::string answered = "server answered HTTP " + std::to_string(http_status);
@@ -410,7 +419,7 @@ status mcp_http_status_error(int http_status, const mcp_http_headers& headers,
     // "No valid session ID provided"), not the specification's 404. Only
     // invalid params (-32602) says the request's content was refused.
     if (!headers.session_id.empty() && rpc_code != invalid_params)
-      return status::error(errc::not_found, "session not recognised: " + answered);
+      return status::error(errc::not_found, std::string{lost_session} + answered);
     return status::error(errc::rejected, std::string{refused_content} + answered);
   case 422:
     return status::error(errc::rejected, std::string{refused_content} + answered);

@@ -31,7 +31,9 @@
 //   400 while a session id is sent,   not_found "session not recognised": the
 //   unless its body is JSON-RPC       session is lost (the SDK's examples and
 //   invalid params (-32602)           server-everything answer an unknown
-//                                     session so); the server ran nothing
+//                                     session so); the server ran nothing.
+//                                     Refused so again in the session begun
+//                                     for it: rejected (refused_in_new_session)
 //   404 without a session id          not_found "server answered HTTP 404"
 //   405                               method_not_allowed (with 404 and 400: the
 //                                     legacy-transport fallback's signal)
@@ -254,6 +256,12 @@ std::string_view jsonrpc_error_name(int64_t code);
 /// -32602 "invalid params" (jsonrpc_error_status). For tools/call, an
 /// argument rejection.
 bool is_argument_rejection(const status& failure);
+
+/// A lost-session answer (400 in a session) to a request already sent again
+/// in a session begun for it: the server refuses the request itself, so it
+/// reads as the 400 it is, rejected (an argument rejection). Any other
+/// failure is returned as it is.
+status refused_in_new_session(const status& failure);
 
 /// The endpoint of a legacy `endpoint` event: `reference` resolved against
 /// `server_url`, checked as legacy_sse_listen describes, as an

@@ -739,6 +739,11 @@ void on_request_job(self_pointer self, uint64_t serial, int worker, mcp_job& job
         } else if (st.current == phase::idle) {
           start_connect(self);
         }
+      } else if (expired) {
+        // Refused again in the session begun for it: a server answering
+        // plain 400s to what it cannot take (the product's "still returns
+        // HTTP 400": an argument rejection).
+        complete(self, serial, refused_in_new_session(err));
       } else {
         complete(self, serial, std::move(err));
       }

@@ -196,3 +196,22 @@ TEST_CASE("a server's JSON-RPC internal error reaches the model as the server's 
     CHECK(tool_calls(r.stats(), "fail_internal") == round);
   }
 }
+
+TEST_CASE("a server's plain HTTP 400 in a session goes once more in a new session, then reads as "
+          "an argument rejection") {
+  safety_run r{{}};
+  REQUIRE(r.one(call("e", "echo", {{"text", "in the first session"}}))["status"] == "ok");
+  REQUIRE(test::reset_peer_stats(r.f.peer->port()));
+  // The peer answers this call a bare HTTP 400 (no JSON-RPC body): in a
+  // session, the answer a lost session gets too. Once a session begun for
+  // it refuses it again, it is the server refusing the arguments.
+  auto output = r.one(call("r", "echo", {{"text", "x"}, {"reject", "400"}}));
+  CHECK_MESSAGE(output["status"] == "rejected", output.dump());
+  CHECK(output["output"]["usable_result"] == false);
+  auto stats = r.stats();
+  CHECK(stats["http"]["rejected_400"] == 2);
+  CHECK(stats["sessions"]["opened"] == 1);
+  CHECK(tool_calls(stats, "echo") == 0);
+  // The tenant's calls go on in the new session.
+  CHECK(r.one(call("n", "echo", {{"text", "next"}}))["status"] == "ok");
+}

@@ -32,7 +32,7 @@
 // Once listening it prints exactly one line, "listening <port>", to stdout,
 // and nothing else there (diagnostics go to stderr).
 //
-// A tools/call whose arguments hold "reject": "422" is answered HTTP 422
+// A tools/call whose arguments hold "reject": "422" ("400") is answered HTTP 422 (400)
 // before the SDK sees it (see handleMcp).
 //
 // Routes: POST/GET/DELETE /mcp (MCP), GET /stats (counters as JSON),
@@ -104,7 +104,7 @@ function freshStats() {
     peak_in_flight: 0,
     cancelled: 0,
     tools: {},
-    http: { requests: 0, dropped_posts: 0, rejected_422: 0 },
+    http: { requests: 0, dropped_posts: 0, rejected_422: 0, rejected_400: 0 },
     sessions: { open: 0, opened: 0, forgotten: 0, unknown: 0 },
   };
 }
@@ -560,6 +560,13 @@ async function handleMcp(req, res) {
     countMessage(body);
     ++stats.http.rejected_422;
     return sendJson(res, 422, { detail: "unprocessable arguments" });
+  }
+  // The same with a plain HTTP 400 (no JSON-RPC body), as such frameworks
+  // also answer: in a session, a client cannot tell it from a lost session.
+  if (body?.method === "tools/call" && body.params?.arguments?.reject === "400") {
+    countMessage(body);
+    ++stats.http.rejected_400;
+    return sendJson(res, 400, { detail: "bad request" });
   }
 
   // Each request a handler may run, for resetConnection.

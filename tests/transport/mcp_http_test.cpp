@@ -462,6 +462,21 @@ TEST_CASE("a 400 to a request in a session is a lost session unless it says inva
         == errc::rejected);
 }
 
+TEST_CASE("a lost-session 400 to a request sent again in a new session is an argument rejection") {
+  auto lost = mcp_http_status_error(400, session("s"), R"({"detail":"bad request"})");
+  REQUIRE(lost.code() == errc::not_found);
+  auto refused = voxos::refused_in_new_session(lost);
+  CHECK(refused.code() == errc::rejected);
+  CHECK(refused.message() == "server refused the request: server answered HTTP 400");
+  CHECK(voxos::is_argument_rejection(refused));
+  // Anything else is left as it is: an expired session (404), a timeout.
+  auto expired = mcp_http_status_error(404, session("s"), "");
+  CHECK(voxos::refused_in_new_session(expired).message() == expired.message());
+  CHECK(voxos::refused_in_new_session(expired).code() == expired.code());
+  auto late = voxos::status::error(errc::unavailable, "deadline exceeded");
+  CHECK(voxos::refused_in_new_session(late).code() == errc::unavailable);
+}
+
 TEST_CASE("a JSON-RPC error is the server's error, named by JSON-RPC's name for its code") {
   auto internal = jsonrpc_error_status(-32603);
   CHECK(internal.code() == errc::server_error);
