@@ -1,4 +1,4 @@
-// ASCII case for protocol text (header names and tokens, URL schemes and
+// ASCII case and whitespace for protocol text (header names and tokens, URL schemes and
 // hosts, query field names): locale-independent; bytes outside A-Z are left
 // as they are.
 #pragma once
@@ -26,6 +26,16 @@ inline bool equals_ignoring_case(std::string_view lhs, std::string_view rhs) {
   return lhs.size() == rhs.size()
          && std::equal(lhs.begin(), lhs.end(), rhs.begin(),
                        [](char a, char b) { return ascii_lower(a) == ascii_lower(b); });
+}
+
+/// `text` without leading and trailing spaces and tabs (HTTP's OWS, around
+/// field values and parameters).
+inline std::string_view trim_ows(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t'))
+    text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t'))
+    text.remove_suffix(1);
+  return text;
 }
 
 } // namespace voxos

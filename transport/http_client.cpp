@@ -55,14 +55,6 @@ std::string host_header(const parsed_url& url) {
   return host;
 }
 
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t'))
-    text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t'))
-    text.remove_suffix(1);
-  return text;
-}
-
 /// Whether `text` may be a field value: no control character but HTAB.
 bool is_field_value(std::string_view text) {
   return std::none_of(text.begin(), text.end(),
@@ -601,7 +593,7 @@ result<http_response> http_client::read_response(std::unique_ptr<wire>& conn, co
       const auto colon = field.find(':');
       if (colon == std::string_view::npos || !is_http_token(field.substr(0, colon)))
         return io_failure("malformed response header");
-      const auto value = trim(field.substr(colon + 1));
+      const auto value = trim_ows(field.substr(colon + 1));
       if (!is_field_value(value))
         return io_failure("malformed response header");
       out.headers.emplace(ascii_lowered(field.substr(0, colon)), std::string{value});
@@ -615,7 +607,7 @@ result<http_response> http_client::read_response(std::unique_ptr<wire>& conn, co
   if (out.status >= 300 && out.status < 400)
     return status::error(errc::forbidden, "redirects are refused");
   if (auto coding = out.header("content-encoding");
-      !coding.empty() && !equals_ignoring_case(trim(coding), "identity"))
+      !coding.empty() && !equals_ignoring_case(trim_ows(coding), "identity"))
     return io_failure("response in a content coding other than identity");
 
   // Framing (RFC 9112 section 6.3).
@@ -625,7 +617,7 @@ result<http_response> http_client::read_response(std::unique_ptr<wire>& conn, co
     frame = framing::none;
   } else if (out.headers.count("transfer-encoding") > 0) {
     if (out.headers.count("transfer-encoding") != 1
-        || !equals_ignoring_case(trim(out.header("transfer-encoding")), "chunked"))
+        || !equals_ignoring_case(trim_ows(out.header("transfer-encoding")), "chunked"))
       return io_failure("unsupported transfer coding");
     frame = framing::chunked;
   } else if (out.headers.count("content-length") > 0) {
@@ -743,7 +735,7 @@ result<http_response> http_client::read_response(std::unique_ptr<wire>& conn, co
       auto line = chunk_line();
       if (!line)
         return line.error();
-      auto size_text = trim(line->first.substr(0, line->first.find(';')));
+      auto size_text = trim_ows(line->first.substr(0, line->first.find(';')));
       uint64_t size = 0;
       auto [end, ec] =
         std::from_chars(size_text.data(), size_text.data() + size_text.size(), size, 16);

@@ -19,15 +19,6 @@ bool is_json_whitespace(char ch) {
   return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
 }
 
-/// `text` without leading and trailing spaces and tabs (HTTP's OWS).
-std::string_view trim_ows(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t'))
-    text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t'))
-    text.remove_suffix(1);
-  return text;
-}
-
 bool is_blank(std::string_view text) {
   for (char ch : text)
     if (!is_json_whitespace(ch))

@@ -3,15 +3,13 @@
 // it was (before the bound, one such GET grew it by 600 MiB, kept).
 #include <doctest/doctest.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <string>
 #include <thread>
 
+#include "support/loopback_http.hpp"
 #include "support/voxosd_process.hpp"
 
 using namespace voxos;
@@ -32,15 +30,8 @@ long resident_kib(pid_t pid) {
 /// 30 MiB for four million), writing until the server closes; returns what
 /// it answered.
 std::string header_flood(uint16_t port, long lines) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  timeval bound{10, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof(bound));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  test::raw_connection conn{port};
+  const int fd = conn.fd;
   std::thread writer{[fd, lines] {
     std::string chunk = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
     constexpr long per_chunk = 8192;
@@ -70,7 +61,6 @@ std::string header_flood(uint16_t port, long lines) {
     answer.append(buf, static_cast<std::size_t>(n));
   }
   writer.join();
-  ::close(fd);
   return answer;
 }
 

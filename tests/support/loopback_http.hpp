@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
@@ -22,6 +23,49 @@
 #include "transport/url_policy.hpp"
 
 namespace voxos::test {
+
+/// A TCP socket connected to 127.0.0.1:`port`; reads give up after 5 s.
+struct raw_connection {
+  int fd = -1;
+
+  explicit raw_connection(uint16_t port) {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd >= 0);
+    timeval bound{5, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof(bound));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  }
+  ~raw_connection() { ::close(fd); }
+  raw_connection(const raw_connection&) = delete;
+  raw_connection& operator=(const raw_connection&) = delete;
+
+  void send_all(const std::string& data) {
+    std::size_t sent = 0;
+    while (sent < data.size()) {
+      auto n = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
+      REQUIRE(n > 0);
+      sent += static_cast<std::size_t>(n);
+    }
+  }
+
+  /// Everything the server sends until it closes the connection; fails the
+  /// test if it keeps the connection open.
+  std::string read_until_closed() {
+    std::string out;
+    char buf[4096];
+    for (;;) {
+      auto n = ::recv(fd, buf, sizeof(buf), 0);
+      REQUIRE_MESSAGE(n >= 0, "the server did not close the connection");
+      if (n == 0)
+        return out;
+      out.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+};
 
 /// Routes are added to `svr` before start(). Streaming routes must watch
 /// `stopping`, which is set when the server is destroyed.

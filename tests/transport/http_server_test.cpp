@@ -63,49 +63,6 @@ nlohmann::json error_of(const std::string& body) {
   return parsed["error"];
 }
 
-/// A TCP socket connected to 127.0.0.1:`port`; reads give up after 5 s.
-struct raw_connection {
-  int fd = -1;
-
-  explicit raw_connection(uint16_t port) {
-    fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    REQUIRE(fd >= 0);
-    timeval bound{5, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof(bound));
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-  }
-  ~raw_connection() { ::close(fd); }
-  raw_connection(const raw_connection&) = delete;
-  raw_connection& operator=(const raw_connection&) = delete;
-
-  void send_all(const std::string& data) {
-    std::size_t sent = 0;
-    while (sent < data.size()) {
-      auto n = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
-      REQUIRE(n > 0);
-      sent += static_cast<std::size_t>(n);
-    }
-  }
-
-  /// Everything the server sends until it closes the connection; fails the
-  /// test if it keeps the connection open.
-  std::string read_until_closed() {
-    std::string out;
-    char buf[4096];
-    for (;;) {
-      auto n = ::recv(fd, buf, sizeof(buf), 0);
-      REQUIRE_MESSAGE(n >= 0, "the server did not close the connection");
-      if (n == 0)
-        return out;
-      out.append(buf, static_cast<std::size_t>(n));
-    }
-  }
-};
-
 /// The body of a raw HTTP response (after the blank line).
 std::string body_of(const std::string& response) {
   auto end_of_headers = response.find("\r\n\r\n");
@@ -176,7 +133,7 @@ TEST_CASE("a chunked request body is refused with 411 and the connection closed"
   auto port = started(server);
   // Headers only: body bytes the server never reads could turn its close
   // into a reset that races the answer (see http_server.hpp).
-  raw_connection conn{port};
+  voxos::test::raw_connection conn{port};
   conn.send_all("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n");
   auto response = conn.read_until_closed();
   CHECK(response.rfind("HTTP/1.1 411 ", 0) == 0);
@@ -192,7 +149,7 @@ TEST_CASE("a chunked request body is refused with 411 and the connection closed"
 TEST_CASE("a POST without Content-Length is refused with 411 and the connection closed") {
   http_server server{small()};
   auto port = started(server);
-  raw_connection conn{port};
+  voxos::test::raw_connection conn{port};
   conn.send_all("POST /echo HTTP/1.1\r\nHost: x\r\n\r\n");
   auto response = conn.read_until_closed();
   CHECK(response.rfind("HTTP/1.1 411 ", 0) == 0);
@@ -202,7 +159,7 @@ TEST_CASE("a POST without Content-Length is refused with 411 and the connection 
 TEST_CASE("a malformed Content-Length is refused with 400 and the connection closed") {
   http_server server{small()};
   auto port = started(server);
-  raw_connection conn{port};
+  voxos::test::raw_connection conn{port};
   conn.send_all("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2x\r\n\r\n");
   auto response = conn.read_until_closed();
   CHECK(response.rfind("HTTP/1.1 400 ", 0) == 0);
@@ -215,7 +172,7 @@ TEST_CASE("a GET with a body is refused with 400 and the connection closed") {
     res.set_content("{}", "application/json");
   });
   auto port = started(server);
-  raw_connection conn{port};
+  voxos::test::raw_connection conn{port};
   conn.send_all("GET /hello HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n");
   auto response = conn.read_until_closed();
   CHECK(response.rfind("HTTP/1.1 400 ", 0) == 0);
@@ -226,7 +183,7 @@ TEST_CASE(
   "a body over the limit announced with Expect: 100-continue is refused before it is sent") {
   http_server server{small()};
   auto port = started(server);
-  raw_connection conn{port};
+  voxos::test::raw_connection conn{port};
   conn.send_all("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                 "Content-Length: 1048576\r\nExpect: 100-continue\r\n\r\n");
   auto response = conn.read_until_closed();
@@ -376,11 +333,11 @@ TEST_CASE("a request head of up to 100 header lines is read, the 101st refuses i
     return head + "Connection: close\r\n\r\n";
   };
   {
-    raw_connection conn{port};
+    voxos::test::raw_connection conn{port};
     conn.send_all(head_with(99)); // + Connection: 100 lines
     CHECK(conn.read_until_closed().rfind("HTTP/1.1 200 ", 0) == 0);
   }
-  raw_connection conn{port};
+  voxos::test::raw_connection conn{port};
   conn.send_all(head_with(100));
   auto response = conn.read_until_closed();
   CHECK(response.rfind("HTTP/1.1 431 ", 0) == 0);
@@ -401,7 +358,7 @@ TEST_CASE("a request head past its bytes is refused with 431, a request line pas
   auto port = started(server);
   {
     // Three lines of 6,000 bytes: each within httplib's own 8 KiB per line.
-    raw_connection conn{port};
+    voxos::test::raw_connection conn{port};
     std::string head = "GET /hello HTTP/1.1\r\nHost: x\r\n";
     for (int line_idx = 0; line_idx < 3; ++line_idx)
       head += "X-Big-" + std::to_string(line_idx) + ": " + std::string(6000, 'v') + "\r\n";
@@ -411,7 +368,7 @@ TEST_CASE("a request head past its bytes is refused with 431, a request line pas
     CHECK(error_of(body_of(response))["message"] == "request head exceeds 16384 bytes");
   }
   {
-    raw_connection conn{port};
+    voxos::test::raw_connection conn{port};
     conn.send_all("GET /hello?" + std::string(17 * 1024, 'q') + " HTTP/1.1\r\nHost: x\r\n\r\n");
     auto response = conn.read_until_closed();
     CHECK(response.rfind("HTTP/1.1 414 ", 0) == 0);
@@ -430,7 +387,7 @@ TEST_CASE("a NUL byte in a request head is refused with 400 and the connection c
   for (const auto& head : {"GET /hello HTTP/1.1\r\nHost: x\r\nX-Note: a\0b\r\n\r\n"s,
                            "GET /hello HTTP/1.1\r\nHost: x\r\nX-Note\0: b\r\n\r\n"s,
                            "GET /hello\0 HTTP/1.1\r\nHost: x\r\n\r\n"s}) {
-    raw_connection conn{port};
+    voxos::test::raw_connection conn{port};
     conn.send_all(head);
     auto response = conn.read_until_closed();
     CHECK(response.rfind("HTTP/1.1 400 ", 0) == 0);
@@ -447,7 +404,7 @@ TEST_CASE("a flood of header lines is answered 431 while it is still being sent"
     res.set_content("{}", "application/json");
   });
   auto port = started(server);
-  raw_connection conn{port};
+  voxos::test::raw_connection conn{port};
   // Four million header lines (30 MiB), written until the server closes.
   std::thread flood{[&conn] {
     std::string chunk = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
