@@ -112,7 +112,7 @@ TEST_CASE("json schema suite: drafts 7 and 2020-12 fail only the listed tests") 
   REQUIRE_MESSAGE(fs::is_directory(suite_dir / "tests"),
                   "JSON-Schema-Test-Suite not found at "
                     << suite_dir.string()
-                    << " (expected the shared data folder beside the checkout)");
+                    << " (kept in the project: tests/data/json-schema-test-suite)");
   std::vector<std::string> failures;
   for (const auto& [name, draft] : {std::pair{"draft7", voxos::schema_draft::draft7},
                                     std::pair{"draft2020-12", voxos::schema_draft::draft2020_12}}) {
