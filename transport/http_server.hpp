@@ -74,8 +74,8 @@ public:
   result<uint16_t> start();
 
   /// Stops accepting, finishes in-flight requests, joins the thread. Idempotent.
-  /// An idle keep-alive connection is only noticed when its wait ends, so this
-  /// can take up to httplib's keep-alive timeout (5 s) while clients hold one.
+  /// A connection waiting for its next request notices the stop within
+  /// 100 ms; a request in progress is finished first.
   void stop();
 
 private:
