@@ -606,6 +606,22 @@ bool may_have_run(const status& failure) {
   }
 }
 
+/// What a failed call that may change something, sent and not answered,
+/// adds to its message: the model must not take the failure for "nothing
+/// happened" and call it again.
+std::string unknown_outcome_text(const char* why_unknown) {
+  return std::string{why_unknown}
+         + " It was not sent again. Check whether the change happened (with a read-only tool, "
+           "or by asking the user) before calling it again.";
+}
+
+/// Marks a failure output (JSON text) "outcome": "unknown".
+void mark_outcome_unknown(round_call& call) {
+  auto out = json::parse(call.output);
+  out["outcome"] = "unknown";
+  call.output = out.dump();
+}
+
 bool deadline_passed(const status& failure) {
   return failure.code() == errc::unavailable
          && (failure.message() == "request deadline exceeded"
@@ -664,7 +680,18 @@ void settle_call(round_call& call, tool_round& round, run_memory& memory,
     return;
   }
   if (failure.code() == errc::unavailable && failure.message() == "request cancelled") {
-    fail(call, call_status::cancelled, "cancelled", "the run was cancelled before it completed.");
+    // Cancelled while in flight: MCP cancellation is advisory, so a call
+    // that may change something may have run, or may still run.
+    if (call.resend_safe) {
+      fail(call, call_status::cancelled, "cancelled", "the run was cancelled before it completed.");
+      return;
+    }
+    fail(call, call_status::cancelled, "cancelled",
+         "the run was cancelled before it completed."
+           + unknown_outcome_text(" The request may have reached the server, which may still be "
+                                  "running it: the change it asks for may or may not have "
+                                  "happened, or may still happen."));
+    mark_outcome_unknown(call);
     return;
   }
   std::string why;
@@ -673,25 +700,18 @@ void settle_call(round_call& call, tool_round& round, run_memory& memory,
   else
     why = "the server or its connection failed (" + std::string{to_string(failure.code())} + ": "
           + failure.message() + ").";
-  // A call that may change something, sent and not answered: the model
-  // must not take the failure for "nothing happened" and call it again.
   const bool outcome_unknown = !call.resend_safe && may_have_run(failure);
-  if (outcome_unknown) {
-    why += deadline_passed(failure)
-             ? " Its deadline passed while the server may still have been running it: the change "
-               "it asks for may or may not have happened, or may still happen."
-             : " The request may have reached the server: the change it asks for may or may not "
-               "have happened.";
-    why += " It was not sent again. Check whether the change happened (with a read-only tool, or "
-           "by asking the user) before calling it again.";
-  }
+  if (outcome_unknown)
+    why += unknown_outcome_text(
+      deadline_passed(failure)
+        ? " Its deadline passed while the server may still have been running it: the change it "
+          "asks for may or may not have happened, or may still happen."
+        : " The request may have reached the server: the change it asks for may or may not have "
+          "happened.");
   fail(call, call_status::failed, std::string{to_string(failure.code())},
        why + " Answer with what succeeded and say what was not completed.");
-  if (outcome_unknown) {
-    auto out = json::parse(call.output);
-    out["outcome"] = "unknown";
-    call.output = out.dump();
-  }
+  if (outcome_unknown)
+    mark_outcome_unknown(call);
 }
 
 void remember_places(const round_call& call, const adapter_map& adapters, run_memory& memory) {

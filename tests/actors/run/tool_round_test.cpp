@@ -278,6 +278,27 @@ TEST_CASE("a mutating call that failed after it may have reached its server says
   CHECK(json::parse(round.calls[0].output)["outcome"] == "unknown");
 }
 
+TEST_CASE("a mutating call cancelled in flight says its outcome is unknown, a read-only one not") {
+  round_world w;
+  const auto cancelled = status::error(errc::unavailable, "request cancelled");
+  auto round = w.decide({{"n", "record_note", R"({"q":"1"})"}});
+  REQUIRE(next_wave(round, w.limits) == std::vector<std::size_t>{0});
+  settle_call(round.calls[0], round, w.memory, w.limits, cancelled);
+  CHECK(round.calls[0].status == call_status::cancelled);
+  auto out = json::parse(round.calls[0].output);
+  CHECK(out["outcome"] == "unknown");
+  auto said = out["message"].get<std::string>();
+  CHECK(said.find("the run was cancelled before it completed.") != std::string::npos);
+  CHECK(said.find("may or may not have happened, or may still happen.") != std::string::npos);
+  CHECK(said.find("It was not sent again.") != std::string::npos);
+
+  auto reads = w.decide({{"e", "echo", R"({"q":"1"})"}});
+  REQUIRE(next_wave(reads, w.limits) == std::vector<std::size_t>{0});
+  settle_call(reads.calls[0], reads, w.memory, w.limits, cancelled);
+  CHECK(reads.calls[0].status == call_status::cancelled);
+  CHECK_FALSE(json::parse(reads.calls[0].output).contains("outcome"));
+}
+
 TEST_CASE("a mutating call refused before it ran, or never sent, is not said to be unknown") {
   round_world w;
   const status refusals[] = {
