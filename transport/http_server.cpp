@@ -213,7 +213,7 @@ std::chrono::milliseconds to_millis(time_t sec, time_t usec) {
 /// of a request head passed through a request_head_scanner. A head past its
 /// bounds ends the reading there (read answers -1, so httplib stops parsing
 /// with what it has: at most the bounds) and what httplib then writes is
-/// dropped: the server answers the refusal itself (refusal()).
+/// dropped: the server answers the refusal itself (bounded_server).
 class bounded_stream final : public httplib::Stream {
 public:
   bounded_stream(socket_t sock, request_head_limits limits, std::chrono::milliseconds read_timeout,
@@ -312,8 +312,6 @@ public:
   /// Writes all of `text`, bypassing the drop of a refused head's answer.
   bool send_all(std::string_view text) {
     while (!text.empty()) {
-      if (!wait_socket(sock_, POLLOUT, write_timeout_))
-        return false;
       auto sent = send_some(text.data(), text.size());
       if (sent <= 0)
         return false;

@@ -67,6 +67,45 @@ struct raw_connection {
   }
 };
 
+/// Sends one GET /healthz with `lines` header lines of 8 bytes ("X-a: b")
+/// to 127.0.0.1:`port`, from a thread that writes until the server closes
+/// (four million lines are 30 MiB); returns what the server answered,
+/// read until it closed or reset the connection.
+inline std::string header_flood(uint16_t port, long lines) {
+  raw_connection conn{port};
+  const int fd = conn.fd;
+  std::thread writer{[fd, lines] {
+    std::string chunk = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
+    constexpr long per_chunk = 8192;
+    std::string block;
+    for (long line_idx = 0; line_idx < per_chunk; ++line_idx)
+      block += "X-a: b\r\n";
+    for (long written = 0; written < lines; written += per_chunk) {
+      chunk += block;
+      std::size_t sent = 0;
+      while (sent < chunk.size()) {
+        auto n = ::send(fd, chunk.data() + sent, chunk.size() - sent, MSG_NOSIGNAL);
+        if (n <= 0)
+          return; // the server closed
+        sent += static_cast<std::size_t>(n);
+      }
+      chunk.clear();
+    }
+    chunk = "\r\n";
+    ::send(fd, chunk.data(), chunk.size(), MSG_NOSIGNAL);
+  }};
+  std::string answer;
+  char buf[4096];
+  for (;;) {
+    auto n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0)
+      break;
+    answer.append(buf, static_cast<std::size_t>(n));
+  }
+  writer.join();
+  return answer;
+}
+
 /// Routes are added to `svr` before start(). Streaming routes must watch
 /// `stopping`, which is set when the server is destroyed.
 struct loopback_server {

@@ -404,34 +404,8 @@ TEST_CASE("a flood of header lines is answered 431 while it is still being sent"
     res.set_content("{}", "application/json");
   });
   auto port = started(server);
-  voxos::test::raw_connection conn{port};
   // Four million header lines (30 MiB), written until the server closes.
-  std::thread flood{[&conn] {
-    std::string chunk = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
-    std::string lines;
-    for (int line_idx = 0; line_idx < 8192; ++line_idx)
-      lines += "X-Flood: 1234567\r\n";
-    for (int chunk_idx = 0; chunk_idx < 4 * 1024 * 1024 / 8192; ++chunk_idx) {
-      chunk += lines;
-      std::size_t sent = 0;
-      while (sent < chunk.size()) {
-        auto n = ::send(conn.fd, chunk.data() + sent, chunk.size() - sent, MSG_NOSIGNAL);
-        if (n <= 0)
-          return; // the server closed: the bound held
-        sent += static_cast<std::size_t>(n);
-      }
-      chunk.clear();
-    }
-  }};
-  std::string response;
-  char buf[4096];
-  for (;;) {
-    auto n = ::recv(conn.fd, buf, sizeof(buf), 0);
-    if (n <= 0)
-      break;
-    response.append(buf, static_cast<std::size_t>(n));
-  }
-  flood.join();
+  auto response = voxos::test::header_flood(port, 4L * 1024 * 1024);
   CHECK(response.rfind("HTTP/1.1 431 ", 0) == 0);
   // The server still serves.
   auto res = client_for(port)->Get("/healthz");
