@@ -289,10 +289,16 @@ async function main() {
   assert.equal(afterRefresh.status, 200);
   ok("refresh: new access token works, new refresh token (rotated)");
 
+  const { resource: _omitted, ...withoutResource } = refreshFields(refreshed.body.refresh_token);
+  const refreshedAgain = await tokenRequest(meta, withoutResource);
+  assert.equal(refreshedAgain.status, 200, JSON.stringify(refreshedAgain.body));
+  assert.equal(decodeJwt(refreshedAgain.body.access_token).aud, banner.mcp_url);
+  ok("refresh without resource: the grant's resource, aud = MCP URL");
+
   const reused = await tokenRequest(meta, refreshFields(second.token.refresh_token));
   assert.equal(reused.status, 400);
   assert.equal(reused.body.error, "invalid_grant");
-  const rotatedToo = await tokenRequest(meta, refreshFields(refreshed.body.refresh_token));
+  const rotatedToo = await tokenRequest(meta, refreshFields(refreshedAgain.body.refresh_token));
   assert.equal(rotatedToo.body.error, "invalid_grant");
   ok("the old refresh token: 400 invalid_grant; that reuse also revoked the grant (the new one fails too)");
 
@@ -353,11 +359,24 @@ async function main() {
   assert.equal(viaPost.body.scope, "mcp:read mcp:write");
   ok("client_credentials with client_secret_post");
 
+  const writeOnly = await tokenRequest(meta, {
+    ...ccFields("mcp:write", banner.mcp_url),
+    client_id: post.body.client_id,
+    client_secret: post.body.client_secret,
+  });
+  const writeOnlySession = await openSession(banner, writeOnly.body.access_token);
+  const noRead = await callTool(banner, writeOnly.body.access_token, writeOnlySession, "read_note", { id: "n1" });
+  assert.equal(noRead.status, 403);
+  assert.equal(noRead.headers.get("www-authenticate"),
+    `Bearer error="insufficient_scope", scope="mcp:read", resource_metadata="${banner.prm_url}"`);
+  ok("read_note with an mcp:write-only token: 403 insufficient_scope, scope=\"mcp:read\"");
+
   for (const [alg, audience] of [["ES256", "token endpoint"], ["RS256", "issuer"]]) {
     const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true });
     const jwk = { ...(await exportJWK(publicKey)), kid: `${alg}-client`, alg, use: "sig" };
     const client = await ccClient("private_key_jwt", { token_endpoint_auth_signing_alg: alg, jwks: { keys: [jwk] } });
     assert.equal(client.status, 201, JSON.stringify(client.body));
+    assert.equal(client.body.client_secret, undefined);
     const clientId = client.body.client_id;
     const assertion = () => new SignJWT({})
       .setProtectedHeader({ alg, kid: jwk.kid })
@@ -426,12 +445,12 @@ async function main() {
   assert.equal(stats.registrations, 6, JSON.stringify(stats));
   assert.equal(stats.refresh_reuse, 1);
   assert.equal(stats.token_requests.authorization_code, 4);
-  assert.equal(stats.token_requests.refresh_token, 4);
-  assert.equal(stats.token_requests.client_credentials, 6);
+  assert.equal(stats.token_requests.refresh_token, 5);
+  assert.equal(stats.token_requests.client_credentials, 7);
   assert.equal(stats.token_errors.invalid_grant, 3);
   assert.equal(stats.token_errors.invalid_client, 1);
   assert.deepEqual(stats.authorizations, { approved: 5, denied: 1, codes: 5, errors: 2 });
-  assert.equal(stats.mcp_requests["403"], 1);
+  assert.equal(stats.mcp_requests["403"], 2);
   assert.ok(stats.mcp_requests["401"] >= 4 && stats.mcp_requests["200"] > 10);
   assert.equal(stats.revocations, 1);
   const reset = await postJson(`${banner.control}/reset-stats`);
