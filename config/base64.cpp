@@ -72,4 +72,19 @@ std::optional<std::string> decode(std::string_view text) {
   return out;
 }
 
+std::optional<std::string> decode_url(std::string_view text) {
+  if (text.size() % 4 == 1)
+    return std::nullopt;
+  std::string standard;
+  standard.reserve(text.size() + 3);
+  for (char ch : text) {
+    if (ch == '+' || ch == '/' || ch == '=')
+      return std::nullopt;
+    standard += ch == '-' ? '+' : ch == '_' ? '/' : ch;
+  }
+  while (standard.size() % 4 != 0)
+    standard += '=';
+  return decode(standard);
+}
+
 } // namespace voxos::base64

@@ -17,4 +17,8 @@ std::string encode(const unsigned char* data, std::size_t size, alphabet chars, 
 /// canonical (the unused bits of the last character are zero); nullopt otherwise.
 std::optional<std::string> decode(std::string_view text);
 
+/// Strict base64url without padding (RFC 7515 section 2, as JWTs and PKCE
+/// use it): '-' and '_', no '=', no whitespace, canonical; nullopt otherwise.
+std::optional<std::string> decode_url(std::string_view text);
+
 } // namespace voxos::base64

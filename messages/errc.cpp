@@ -50,6 +50,8 @@ std::string_view to_string(errc code) noexcept {
     return "too_many_requests";
   case errc::server_error:
     return "server_error";
+  case errc::needs_auth:
+    return "needs_auth";
   }
   return "internal";
 }

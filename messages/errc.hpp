@@ -33,6 +33,7 @@ enum class errc : uint8_t {
   rejected,               ///< the server refused the request's content (HTTP 400/422)
   too_many_requests,      ///< the caller already has as many of these in progress as it may
   server_error,           ///< an MCP server answered a JSON-RPC error (its code says which)
+  needs_auth,             ///< an MCP server's credentials are missing, revoked or past refresh
 };
 
 /// The stable snake_case name of `code`, e.g. "body_too_large".

@@ -604,7 +604,7 @@ result<http_response> http_client::read_response(std::unique_ptr<wire>& conn, co
     if (out.status == 101)
       return io_failure("the server switched protocols");
   }
-  if (out.status >= 300 && out.status < 400)
+  if (out.status >= 300 && out.status < 400 && opts_.refuse_redirects)
     return status::error(errc::forbidden, "redirects are refused");
   if (auto coding = out.header("content-encoding");
       !coding.empty() && !equals_ignoring_case(trim_ows(coding), "identity"))

@@ -116,6 +116,10 @@ public:
     bool tcp_nodelay = true;
     /// Reuse the connection between requests.
     bool keep_alive = true;
+    /// A 3xx answer is refused (forbidden "redirects are refused") before its
+    /// body is read. False: it is returned as it is, with its Location, and
+    /// still never followed (a test client playing a browser reads it).
+    bool refuse_redirects = true;
     /// For https: a PEM file of the certificate authorities to trust instead
     /// of the system's store (a private deployment's CA). Empty: the system's.
     std::string ca_file;

@@ -468,6 +468,7 @@ int http_status_of(errc code) noexcept {
     return 405;
   case errc::conflict:
   case errc::sequence_conflict:
+  case errc::needs_auth: // the server must be signed in to (again) first
     return 409;
   case errc::body_too_large:
     return 413;

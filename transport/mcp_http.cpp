@@ -87,6 +87,17 @@ http_header_list request_headers(const mcp_http_headers& headers, std::string_vi
   return out;
 }
 
+/// The error for a non-2xx `response` (mcp_http_status_error), noting a 401
+/// or 403 and its challenge where the caller asked (mcp_http_headers::refusal).
+status failure_of(const http_response& response, const mcp_http_headers& headers,
+                  std::string_view body) {
+  if (headers.refusal != nullptr && (response.status == 401 || response.status == 403)) {
+    headers.refusal->http_status = response.status;
+    headers.refusal->challenge = response.header("www-authenticate");
+  }
+  return mcp_http_status_error(response.status, headers, body);
+}
+
 /// True if `message` is the answer to the request `id`.
 bool answers(const jsonrpc_message& message, const jsonrpc_id& id) {
   if (const auto* response = std::get_if<jsonrpc_response>(&message)) {
@@ -309,7 +320,7 @@ bool carries_messages(const http_response& response, const std::string& body) {
 status judge_send(const http_response& response, const mcp_http_headers& headers,
                   const std::string& body) {
   if (!is_success(response.status)) {
-    return mcp_http_status_error(response.status, headers, body);
+    return failure_of(response, headers, body);
   }
   if (response.status != 202 && carries_messages(response, body)) {
     return status::error(errc::unavailable, "server answered with messages where none were "
@@ -535,7 +546,7 @@ result<mcp_exchange> streamable_request(http_client& client, const std::string& 
     const http_response& response = *posted;
     out.http_status = response.status;
     if (!is_success(response.status)) {
-      return mcp_http_status_error(response.status, headers, reader.json_body());
+      return failure_of(response, headers, reader.json_body());
     }
     out.session_id = response.header("mcp-session-id");
     if (auto valid = check_session_id(out.session_id); !valid.is_ok()) {
@@ -612,7 +623,7 @@ result<mcp_exchange> streamable_request(http_client& client, const std::string& 
                            "server does not resume streams: server answered HTTP 405");
     }
     if (!is_success(resumed->status)) {
-      return mcp_http_status_error(resumed->status, headers, reader.json_body());
+      return failure_of(*resumed, headers, reader.json_body());
     }
     if (media_type_of(resumed->header("content-type")) != events_type) {
       return unexpected_content_type();
@@ -655,7 +666,7 @@ status streamable_close_session(http_client& client, const std::string& path,
   if (is_success(http_status) || http_status == 404 || http_status == 405) {
     return status::ok();
   }
-  return mcp_http_status_error(http_status, headers, answer.text);
+  return failure_of(*deleted, headers, answer.text);
 }
 
 result<mcp_listen_result> streamable_listen(http_client& client, const std::string& path,
@@ -705,7 +716,7 @@ result<mcp_listen_result> streamable_listen(http_client& client, const std::stri
         return out;
       }
       if (!is_success(got->status)) {
-        return mcp_http_status_error(got->status, headers, reader.json_body());
+        return failure_of(*got, headers, reader.json_body());
       }
       if (media_type_of(got->header("content-type")) != events_type) {
         return unexpected_content_type();
@@ -771,7 +782,7 @@ status legacy_sse_listen(http_client& client, const parsed_url& server_url,
     return got.error();
   }
   if (!is_success(got->status)) {
-    return mcp_http_status_error(got->status, headers, reader.json_body());
+    return failure_of(*got, headers, reader.json_body());
   }
   if (media_type_of(got->header("content-type")) != events_type) {
     return unexpected_content_type();
@@ -794,7 +805,7 @@ status legacy_sse_send(http_client& client, const std::string& endpoint_path,
   }
   // Answers arrive on the stream; whatever this body says is not one.
   if (!is_success(posted->status)) {
-    return mcp_http_status_error(posted->status, headers, answer.text);
+    return failure_of(*posted, headers, answer.text);
   }
   return status::ok();
 }

@@ -87,6 +87,13 @@
 
 namespace voxos {
 
+/// A 401 or 403 answer and its WWW-Authenticate header, for the
+/// authorization layer above (see mcp_http_headers::refusal).
+struct mcp_auth_refusal {
+  int http_status = 0; ///< 0: none met
+  std::string challenge;
+};
+
 /// Headers the session layer adds to every request of a session.
 struct mcp_http_headers {
   std::string session_id;       ///< sent as Mcp-Session-Id when not empty
@@ -96,6 +103,10 @@ struct mcp_http_headers {
   /// Content-Type, Content-Length, Host, Mcp-Session-Id, MCP-Protocol-Version,
   /// Last-Event-ID, any case) is not sent: the transport's own value wins.
   http_header_list extra;
+  /// Where a 401 or 403 answer is noted with its challenge (the caller's
+  /// authorization layer reads it); null: not noted. Written on the calling
+  /// thread, from inside the call.
+  mcp_auth_refusal* refusal = nullptr;
 };
 
 struct mcp_exchange_limits {

@@ -162,6 +162,13 @@ public:
   /// an entry parse_url refuses can never match and is ignored.
   explicit url_policy(std::vector<node_config::registered_url> registered);
 
+  /// A policy for a test client that talks to servers on this machine (the
+  /// conformance suite's scenario and authorization servers, whose ports it
+  /// learns as it goes): as `registered` allows, and besides, any http(s)
+  /// URL whose host is a loopback address or a localhost name, for any
+  /// purpose. Every other address is checked as usual. The node never uses it.
+  static url_policy trusting_loopback(std::vector<node_config::registered_url> registered);
+
   /// Checks `url` for `purpose` (e.g. "mcp"), in this order:
   ///  1. Not an http(s) URL (a stdio command line such as "npx server", or
   ///     file:, ws:, stdio: ...): forbidden. Remote servers only.
@@ -189,6 +196,7 @@ private:
     std::string purpose;
   };
   std::vector<entry> registered_;
+  bool loopback_trusted_ = false;
 };
 
 /// Resolves `host` (parsed_url::host: a name, a dotted quad or an unbracketed

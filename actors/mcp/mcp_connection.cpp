@@ -23,6 +23,8 @@
 #include "actors/mcp/mcp_protocol.hpp"
 #include "config/log.hpp"
 #include "messages/error.hpp"
+#include "transport/ascii.hpp"
+#include "transport/auth/server_auth.hpp"
 #include "transport/jsonrpc.hpp"
 #include "transport/mcp_http.hpp"
 #include "transport/url_policy.hpp"
@@ -110,6 +112,9 @@ struct connection_env {
   http_client::options request_opts; ///< requests, notifications, DELETE
   http_client::options stream_opts;  ///< the long-lived GET stream
   mcp_exchange_limits limits;
+  /// The endpoint's credentials (OAuth), or null: asked for the
+  /// Authorization of every exchange, and told of every 401 and 403.
+  std::shared_ptr<auth::server_auth> auth;
   /// The 2026-07-28 revision, once spoken: an answer may ask for input
   /// (input_required), which the connection handles, so a worker answers no
   /// such caller itself. Set by the connection when the era is decided.
@@ -186,29 +191,32 @@ void finish_job(worker_link& link) {
   link.running = nullptr;
 }
 
-void run_job(const connection_env& env, worker_link& link, const caf::actor_addr& connection,
-             mcp_job& job) {
-  const bool stream = job.kind == job_kind::listen || job.kind == job_kind::legacy_listen;
-  const auto& opts = stream ? env.stream_opts : env.request_opts;
-  auto client = start_job(link, env, opts, job);
-  if (!client) {
-    if (job.kind == job_kind::request)
-      job.exchange = client.error();
-    job.outcome = client.error();
-    finish_job(link);
-    return;
-  }
-  auto sink = [connection](jsonrpc_message&& msg) {
-    if (auto target = caf::actor_cast<caf::actor>(connection))
-      caf::anon_send(target, inbound_atom::value,
-                     std::make_shared<jsonrpc_message>(std::move(msg)));
-  };
-  auto& http = **client;
-  // A request's exchange may stay silent until the request's deadline (a
-  // server answering JSON says nothing until it has the result): the
-  // connection's deadline timer bounds it, not mcp.read_timeout_ms.
-  if (!stream)
-    http.set_read_timeout(job.kind == job_kind::request ? opts.total_deadline : opts.read_timeout);
+/// New credentials one exchange may ask for after a 401 or 403: a refresh, a
+/// new grant, a step-up.
+constexpr uint32_t max_auth_retries = 3;
+
+/// Sets the Authorization header of `headers` to `value` (none when empty).
+void set_authorization(mcp_http_headers& headers, const std::string& value) {
+  auto& extra = headers.extra;
+  extra.erase(std::remove_if(extra.begin(), extra.end(),
+                             [](const auto& header) {
+                               return equals_ignoring_case(header.first, "Authorization");
+                             }),
+              extra.end());
+  if (!value.empty())
+    extra.emplace_back("Authorization", value);
+}
+
+/// Fails `job` with `failure`, whatever its kind.
+void fail_job(mcp_job& job, const status& failure) {
+  if (job.kind == job_kind::request)
+    job.exchange = failure;
+  job.outcome = failure;
+}
+
+/// The one HTTP exchange of `job`.
+void exchange_once(const connection_env& env, http_client& http, mcp_job& job,
+                   const mcp_message_sink& sink, const caf::actor_addr& connection) {
   switch (job.kind) {
   case job_kind::request:
     job.exchange = streamable_request(http, job.path, job.headers, job.body, job.id, sink,
@@ -237,6 +245,58 @@ void run_job(const connection_env& env, worker_link& link, const caf::actor_addr
   case job_kind::legacy_send:
     job.outcome = legacy_sse_send(http, job.path, job.headers, job.body, job.idempotent);
     break;
+  }
+}
+
+void run_job(const connection_env& env, worker_link& link, const caf::actor_addr& connection,
+             mcp_job& job) {
+  const bool stream = job.kind == job_kind::listen || job.kind == job_kind::legacy_listen;
+  const auto& opts = stream ? env.stream_opts : env.request_opts;
+  auto client = start_job(link, env, opts, job);
+  if (!client) {
+    if (job.kind == job_kind::request)
+      job.exchange = client.error();
+    job.outcome = client.error();
+    finish_job(link);
+    return;
+  }
+  auto sink = [connection](jsonrpc_message&& msg) {
+    if (auto target = caf::actor_cast<caf::actor>(connection))
+      caf::anon_send(target, inbound_atom::value,
+                     std::make_shared<jsonrpc_message>(std::move(msg)));
+  };
+  auto& http = **client;
+  // A request's exchange may stay silent until the request's deadline (a
+  // server answering JSON says nothing until it has the result): the
+  // connection's deadline timer bounds it, not mcp.read_timeout_ms.
+  if (!stream)
+    http.set_read_timeout(job.kind == job_kind::request ? opts.total_deadline : opts.read_timeout);
+  // With credentials: each exchange carries the current Authorization; a 401
+  // or 403 is shown to them, and the exchange made once more with a new one
+  // (the server refused it before running anything), at most
+  // max_auth_retries times.
+  auth::server_auth* credentials = env.auth.get();
+  for (uint32_t attempt = 0;; ++attempt) {
+    mcp_auth_refusal refusal;
+    std::string sent;
+    if (credentials != nullptr) {
+      sent = credentials->authorization();
+      set_authorization(job.headers, sent);
+      job.headers.refusal = &refusal;
+    }
+    exchange_once(env, http, job, sink, connection);
+    job.headers.refusal = nullptr;
+    if (credentials == nullptr || refusal.http_status == 0 || job.cancelled.load())
+      break;
+    if (attempt == max_auth_retries) {
+      fail_job(job, status::error(errc::needs_auth, "the server refused every new credential (HTTP "
+                                                      + std::to_string(refusal.http_status) + ")"));
+      break;
+    }
+    if (auto again = credentials->refused(refusal.http_status, refusal.challenge, sent); !again) {
+      fail_job(job, again);
+      break;
+    }
   }
   finish_job(link);
 }
@@ -1302,6 +1362,7 @@ caf::behavior connection_behavior(self_pointer self, mcp_endpoint endpoint,
   st.legacy_tried = st.legacy;
   auto env = std::make_shared<connection_env>();
   env->policy = std::move(policy);
+  env->auth = st.endpoint.auth;
   env->url = std::move(checked);
   env->request_opts.connect_timeout = std::chrono::milliseconds{cfg.connect_timeout_ms};
   env->request_opts.read_timeout = std::chrono::milliseconds{cfg.read_timeout_ms};

@@ -21,6 +21,15 @@
 // that cannot be reached fails the connect. Wire details live in
 // transport/mcp_http.hpp.
 //
+// Credentials: static headers go with every request as they are. With
+// OAuth credentials (`mcp_endpoint::auth`), each HTTP exchange carries the
+// Authorization they give; a 401, or a 403 insufficient_scope, is shown to
+// them, and the exchange made once more when they have a new one (the server
+// refused it before running anything), at most three times. When they have
+// none (the server must be signed in to again), the request fails
+// needs_auth. Refreshing blocks the worker, never the actor; it is bounded by
+// the authorization work's own timeouts, not by cancel.
+//
 // Threads: the actor itself never blocks. Each HTTP exchange runs on a
 // detached worker actor that owns one http_client (kept alive between
 // requests): up to `max_in_flight` request workers, one control worker that
@@ -94,6 +103,10 @@
 #include "messages/atoms.hpp"
 #include "transport/http_client.hpp"
 
+namespace voxos::auth {
+class server_auth;
+}
+
 namespace voxos {
 
 class url_policy;
@@ -110,6 +123,10 @@ struct mcp_endpoint {
   /// An older revision (e.g. "2025-11-25"): the initialize handshake, no
   /// probe. (The legacy HTTP+SSE transport always has the handshake.)
   std::string protocol_version{}; // (defaulted: endpoints may leave it out)
+  /// OAuth credentials (transport/auth/server_auth.hpp), or null: the
+  /// connection's workers ask it for each exchange's Authorization and show
+  /// it every 401 and 403 (see "Credentials" above).
+  std::shared_ptr<auth::server_auth> auth{};
 };
 
 using mcp_connection_actor = caf::typed_actor<

@@ -581,6 +581,7 @@ bool may_have_run(const status& failure) {
   switch (failure.code()) {
   case errc::rejected:           // its content refused (HTTP 400/422), or input it never got
   case errc::unauthorized:       // HTTP 401
+  case errc::needs_auth:         // no credential to send it with: never sent
   case errc::method_not_allowed: // HTTP 405
   case errc::not_found:          // HTTP 404, or its session expired or lost: nothing ran
   case errc::conflict:           // a key already in flight: never sent

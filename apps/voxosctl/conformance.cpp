@@ -35,6 +35,8 @@
 #include "actors/mcp/mcp_protocol.hpp"
 #include "messages/error.hpp"
 #include "messages/register.hpp"
+#include "transport/auth/auth_fetch.hpp"
+#include "transport/auth/server_auth.hpp"
 #include "transport/url_policy.hpp"
 
 namespace voxos {
@@ -76,6 +78,75 @@ json sample_value(const json& schema) {
   return "conformance";
 }
 
+/// Where the authorization answer is sent. Nothing listens there: the
+/// conformance client plays the browser and reads the answer from the
+/// authorization server's redirect (it never follows it).
+constexpr const char* redirect_uri = "http://localhost:3000/callback";
+
+/// The conformance client's credentials: the node's own OAuth session,
+/// granted by client credentials when the scenario hands over a client
+/// (MCP_CONFORMANCE_CONTEXT), else by the authorization code flow with this
+/// process as the user agent.
+std::shared_ptr<auth::server_auth> conformance_auth(std::shared_ptr<const url_policy> policy,
+                                                    const std::string& url, const json& context) {
+  auto fetch = std::make_shared<const auth::auth_fetcher>(std::move(policy));
+  auth::oauth_settings settings;
+  settings.server_url = url;
+  settings.profile.client_name = "voxosctl conformance";
+  settings.profile.redirect_uri = redirect_uri;
+  // The client ID metadata document URL the suite expects (it never fetches
+  // it); used only where an authorization server advertises support.
+  settings.profile.metadata_document_url = "https://conformance-test.local/client-metadata.json";
+  if (context.is_object() && context.contains("client_id")) {
+    auth::client_registration client;
+    client.client_id = context.value("client_id", std::string{});
+    client.client_secret = context.value("client_secret", std::string{});
+    if (context.contains("private_key_pem")) {
+      client.method = auth::client_auth_method::private_key_jwt;
+      client.private_key_pem = context.value("private_key_pem", std::string{});
+      client.signing_alg = context.value("signing_algorithm", std::string{"ES256"});
+    }
+    settings.profile.pre_registered = client;
+    std::string scenario = context.value("name", std::string{});
+    if (scenario.find("client-credentials") != std::string::npos)
+      settings.kind = auth::oauth_settings::grant::client_credentials;
+  }
+  if (context.is_object() && context.contains("idp_token_endpoint")) {
+    // Enterprise-managed authorization: the identity provider's ID token is
+    // exchanged for an ID-JAG, which the authorization server takes as a
+    // JWT-bearer grant.
+    settings.kind = auth::oauth_settings::grant::jwt_bearer;
+    auto idp_token_endpoint = context.value("idp_token_endpoint", std::string{});
+    auto id_token = context.value("idp_id_token", std::string{});
+    auto idp_client_id = context.value("idp_client_id", std::string{});
+    settings.assertion = [fetch, idp_token_endpoint, id_token,
+                          idp_client_id](const auth::discovery& found) {
+      return auth::oauth_client{*fetch}.exchange_for_id_jag(idp_token_endpoint, id_token,
+                                                            idp_client_id, found);
+    };
+  } else if (context.is_object() && context.contains("valid_jwt")) {
+    // Workload identity: the workload's own token is the assertion.
+    settings.kind = auth::oauth_settings::grant::jwt_bearer;
+    auto token = context.value("valid_jwt", std::string{});
+    settings.assertion = [token](const auth::discovery&) -> result<std::string> { return token; };
+  }
+  settings.user_agent = [fetch](const std::string& authorize_url) -> result<auth::form_fields> {
+    auto answered = fetch->get_redirect(authorize_url);
+    if (!answered)
+      return answered.error();
+    if (answered->status < 300 || answered->status >= 400
+        || answered->location.rfind(redirect_uri, 0) != 0)
+      return status::error(errc::unauthorized,
+                           "the authorization endpoint did not send the browser back (HTTP "
+                             + std::to_string(answered->status) + ")");
+    auto query = answered->location.find('?');
+    return auth::form_decode(query == std::string::npos
+                               ? std::string_view{}
+                               : std::string_view{answered->location}.substr(query + 1));
+  };
+  return std::make_shared<auth::oauth_session>(std::move(fetch), std::move(settings));
+}
+
 int fail(const std::string& step, const caf::error& err) {
   std::fprintf(stderr, "voxosctl conformance: %s failed: %s: %s\n", step.c_str(),
                std::string{to_string(code_of(err))}.c_str(), message_of(err).c_str());
@@ -91,8 +162,13 @@ int run_conformance_client(const std::string& url) {
   register_types(cfg);
   set_io_bound_scheduler(cfg);
   caf::actor_system sys{cfg};
-  auto policy =
-    std::make_shared<const url_policy>(std::vector<node_config::registered_url>{{url, "mcp"}});
+  // The suite's scenario and authorization servers listen on loopback, on
+  // ports learnt as the scenario goes.
+  auto policy = std::make_shared<const url_policy>(
+    url_policy::trusting_loopback(std::vector<node_config::registered_url>{{url, "mcp"}}));
+  json context = json::object();
+  if (const char* text = std::getenv("MCP_CONFORMANCE_CONTEXT"); text != nullptr)
+    context = json::parse(text, nullptr, false);
   mcp_config mcp;
   mcp.request_timeout_ms = 20'000;
   // The runner may name the revision a scenario runs at (newer runners do):
@@ -101,6 +177,7 @@ int run_conformance_client(const std::string& url) {
   // the server's era as the node's own connections do (the server/discover
   // probe, then the handshake if the server has no stateless revision).
   mcp_endpoint endpoint{"conformance", transport_kind::streamable_http, url, {}};
+  endpoint.auth = conformance_auth(policy, url, context);
   if (const char* version = std::getenv("MCP_CONFORMANCE_PROTOCOL_VERSION");
       version != nullptr && std::getenv("VOXOS_CONFORMANCE_NEGOTIATE") == nullptr
       && (std::string_view{version} == stateless_protocol_version
@@ -126,11 +203,8 @@ int run_conformance_client(const std::string& url) {
   // The calls to make: those the scenario names in MCP_CONFORMANCE_CONTEXT
   // ({"toolCalls":[{"name","arguments"}]}), else each listed tool once.
   json calls = json::array();
-  if (const char* context = std::getenv("MCP_CONFORMANCE_CONTEXT"); context != nullptr) {
-    auto doc = json::parse(context, nullptr, false);
-    if (doc.is_object() && doc.contains("toolCalls") && doc["toolCalls"].is_array())
-      calls = doc["toolCalls"];
-  }
+  if (context.is_object() && context.contains("toolCalls") && context["toolCalls"].is_array())
+    calls = context["toolCalls"];
   // With VOXOS_CONFORMANCE_CALL_UNLISTED set, named calls go out without a
   // listing of ours first, as a node's runs call from the tenant's cache.
   json tools = json::array();
