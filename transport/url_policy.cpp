@@ -584,6 +584,17 @@ std::string normalised(const parsed_url& url) {
 
 // -- url_policy ---------------------------------------------------------------
 
+namespace {
+
+/// "scheme://authority/" with nothing after the slash.
+bool is_origin_only(const std::string& normalised_url) {
+  auto authority = normalised_url.find("://");
+  return authority != std::string::npos
+         && normalised_url.find('/', authority + 3) == normalised_url.size() - 1;
+}
+
+} // namespace
+
 url_policy::url_policy(std::vector<node_config::registered_url> registered) {
   for (auto& item : registered) {
     auto parsed = parse_url(item.url);
@@ -612,9 +623,15 @@ result<checked_url> url_policy::check(std::string_view url, std::string_view pur
   out.normalised = normalised(*parsed);
   out.url = std::move(parsed).value();
 
-  // 3. An exact registered URL for this purpose is allowed as it is.
+  // 3. An exact registered URL for this purpose is allowed as it is. An
+  //    authorization server registered by its origin alone (purpose "oauth",
+  //    "http://host:port/") covers every URL of that origin: its metadata,
+  //    endpoints and keys live at paths it names itself.
   for (const auto& item : registered_)
-    if (item.purpose == purpose && item.normalised == out.normalised) {
+    if (item.purpose == purpose
+        && (item.normalised == out.normalised
+            || (purpose == "oauth" && is_origin_only(item.normalised)
+                && out.normalised.compare(0, item.normalised.size(), item.normalised) == 0))) {
       out.registered = true;
       return out;
     }

@@ -176,7 +176,10 @@ public:
   ///  3. The normalised URL equals a registered URL for the same purpose:
   ///     allowed as it is, http or https, any address (Local Compose services
   ///     such as http://flightradar24-mcp:8000/mcp). Another port, path,
-  ///     query, trailing slash or purpose is no match.
+  ///     query, trailing slash or purpose is no match. One exception: for
+  ///     purpose "oauth", a registered origin ("http://auth:9000/", no path)
+  ///     covers every URL on it (an authorization server's metadata,
+  ///     endpoints and keys).
   ///  4. Otherwise the scheme must be https: plain http is forbidden (a
   ///     network attacker could redirect it).
   ///  5. A literal address host must be public; "localhost" and names under

@@ -81,8 +81,14 @@ public:
       argv.push_back(std::move(arg));
     proc_ = std::make_unique<child_process>(std::move(argv), peers_dir().string(),
                                             (dir_.path() / "peer.log").string(), std::move(env));
-    if (proc_->started() && proc_->wait_for_line("listening ", deadline))
+    if (proc_->started() && proc_->wait_for_line("listening ", deadline)) {
       port_ = parse_port(proc_->output());
+      auto out = proc_->output();
+      auto pos = out.find("listening ");
+      auto space = out.find(' ', pos + 10);
+      if (space != std::string::npos)
+        banner_rest_ = out.substr(space + 1, out.find('\n', space) - space - 1);
+    }
   }
 
   node_peer(const node_peer&) = delete;
@@ -96,6 +102,10 @@ public:
   std::string url(const std::string& path = "/mcp") const {
     return "http://127.0.0.1:" + std::to_string(port_) + path;
   }
+
+  /// What the banner line says after the port (oauth_peer.mjs: a JSON
+  /// object of its URLs), or "".
+  const std::string& banner_rest() const noexcept { return banner_rest_; }
 
   child_process& proc() { return *proc_; }
   std::string error_output() const { return proc_->error_output(); }
@@ -117,6 +127,7 @@ private:
   temp_dir dir_; // declared first: outlives the process writing its log
   std::unique_ptr<child_process> proc_;
   uint16_t port_ = 0;
+  std::string banner_rest_;
 };
 
 /// tests/peers/sdk_peer.mjs with `args` (e.g. {"--json"}, {"--sse", "--stateless"}).

@@ -26,13 +26,17 @@ oauth_session::oauth_session(std::shared_ptr<const auth_fetcher> fetch, oauth_se
     : fetch_(std::move(fetch)), client_api_(*fetch_), settings_(std::move(settings)),
       client_(std::move(client)) {
   if (tokens)
-    keep(std::move(*tokens));
+    hold(std::move(*tokens)); // the caller's already: not told back
 }
 
-void oauth_session::keep(token_set tokens) {
+void oauth_session::hold(token_set tokens) {
   OPENSSL_cleanse(header_.data(), header_.size());
   header_ = "Bearer " + tokens.access_token;
   tokens_ = std::move(tokens);
+}
+
+void oauth_session::keep(token_set tokens) {
+  hold(std::move(tokens));
   if (settings_.on_tokens && client_)
     settings_.on_tokens(*client_, *tokens_);
 }

@@ -102,6 +102,9 @@ private:
   /// user agent).
   bool can_grant() const;
   status discover(const bearer_challenge& challenge);
+  /// Holds `tokens` (and their Authorization value); keep() also tells
+  /// on_tokens.
+  void hold(token_set tokens);
   void keep(token_set tokens);
 
   std::shared_ptr<const auth_fetcher> fetch_;
