@@ -129,8 +129,8 @@ result<json> call(actor_env& env, const mcp_connection_actor& conn, const std::s
   result<json> out = status::error(errc::internal, "no answer");
   json params{{"name", tool}, {"arguments", std::move(args)}};
   self
-    ->request(conn, std::chrono::seconds{30}, request_atom::value, key++,
-              std::string{"tools/call"}, params.dump(), uint32_t{0})
+    ->request(conn, std::chrono::seconds{30}, request_atom::value, key++, std::string{"tools/call"},
+              params.dump(), uint32_t{0})
     .receive([&](const std::string& text) { out = json::parse(text, nullptr, false); },
              [&](caf::error& err) { out = status::error(code_of(err), message_of(err)); });
   return out;
@@ -204,7 +204,6 @@ TEST_CASE("authorization code with PKCE and resource, then step-up to a write sc
   auto stats = peer.stats();
   CHECK(stats.value("registrations", 0) == 1);
   CHECK(stats["authorizations"].value("codes", 0) == 2);
-
 }
 
 TEST_CASE("a node without a browser refreshes with rotation and needs signing in once the grant "
@@ -244,9 +243,7 @@ TEST_CASE("a node without a browser refreshes with rotation and needs signing in
   node_settings.user_agent = nullptr;
   node_settings.refresh_skew_ms = 24 * 3600 * 1000;
   node_settings.on_tokens = [&issued](const auth::client_registration&,
-                                      const auth::token_set& tokens) {
-    issued.push_back(tokens);
-  };
+                                      const auth::token_set& tokens) { issued.push_back(tokens); };
   auto node = std::make_shared<auth::oauth_session>(fetch, node_settings, client, issued[0]);
   auto conn = env.connect(peer, node);
   for (int call_idx = 0; call_idx < 3; ++call_idx) {
