@@ -508,14 +508,15 @@ status event_db::erase_sealed(const std::string& tenant, const std::string& reco
     flush.wait = true;
     st = db_->Flush(flush, {default_, events_, state_, vault_});
   }
-  // The record's files rewritten at the bottommost level: value and
-  // tombstone both drop (no snapshot holds them: the node takes none).
+  // The vault's files rewritten at the bottommost level: value and
+  // tombstone both drop (no snapshot holds them: the node takes none). The
+  // whole column family (a small record per server with credentials), so
+  // that what an earlier erasure stopped short of goes too.
   if (st.ok()) {
     rocksdb::CompactRangeOptions compact;
     compact.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
     compact.exclusive_manual_compaction = false;
-    rocksdb::Slice bound{key};
-    st = db_->CompactRange(compact, vault_, &bound, &bound);
+    st = db_->CompactRange(compact, vault_, nullptr, nullptr);
   }
   // Deletes the obsolete log and table files now, on this thread.
   auto enabled = db_->EnableFileDeletions(/*force=*/false);

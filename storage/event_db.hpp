@@ -131,9 +131,10 @@ public:
 
   /// Deletes a vault record for good: the delete is synced, then every
   /// column family's memtable is flushed (so the write-ahead log files that
-  /// held the value stop being needed), the vault column family's files over
-  /// the record are compacted down to the bottommost level, where the value
-  /// and its tombstone both drop, and before returning this thread deletes
+  /// held the value stop being needed), the vault column family's files are
+  /// compacted down to the bottommost level, where the value and its
+  /// tombstone both drop (and what an earlier erasure that failed half-way
+  /// left), and before returning this thread deletes
   /// the files that became obsolete (file deletions are held off meanwhile,
   /// so no background job deletes them later instead). When it returns, no
   /// file of the database holds the value, unless a reader still pinned an

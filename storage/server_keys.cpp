@@ -145,6 +145,12 @@ status server_keys::erase_server_key(std::string_view tenant, std::string_view s
     std::lock_guard<std::mutex> guard{mtx_};
     cache_.erase(cache_key(tenant, server_id));
   }
+  // A server that never had a key costs no flush and no compaction.
+  auto stored = db_->get_sealed(std::string{tenant}, key_record(server_id));
+  if (!stored)
+    return stored.error();
+  if (!stored->has_value())
+    return status::ok();
   return db_->erase_sealed(std::string{tenant}, key_record(server_id));
 }
 

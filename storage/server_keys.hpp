@@ -74,7 +74,7 @@ public:
   /// Erases the server's data key for good: from the cache (wiped), then
   /// from the database with event_db::erase_sealed (read there what remains).
   /// Everything ever sealed for the server stops opening. Erasing a key that
-  /// does not exist is ok. Blocks for a flush and a compaction.
+  /// does not exist is ok (and cheap). Blocks for a flush and a compaction.
   [[nodiscard]] status erase_server_key(std::string_view tenant, std::string_view server_id);
 
   /// Every (tenant, server id) that has a stored data key, in key order.
