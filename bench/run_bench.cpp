@@ -66,6 +66,7 @@
 #include "messages/error.hpp"
 #include "messages/register.hpp"
 #include "storage/event_db.hpp"
+#include "storage/server_keys.hpp"
 #include "storage/vault.hpp"
 #include "support/child_process.hpp"
 #include "support/node_peer.hpp"
@@ -215,9 +216,18 @@ std::optional<bench_tenant> make_tenant(caf::actor_system& sys, node_metrics& me
     std::fprintf(stderr, "cannot open the event store: %s\n", db.error().message().c_str());
     return std::nullopt;
   }
-  out.store = spawn_event_store(sys, std::shared_ptr<event_db>(std::move(*db)), metrics,
-                                event_store_options{});
-  out.tenant = spawn_tenant(sys, tenant_id, out.store, metrics, services);
+  std::shared_ptr<event_db> shared_db{std::move(*db)};
+  out.store = spawn_event_store(sys, shared_db, metrics, event_store_options{});
+  // Data keys over this tenant's store (its server has no headers: none is made).
+  auto sealer = vault::create("k1", std::string(32, 'k'));
+  if (!sealer) {
+    std::fprintf(stderr, "vault: %s\n", sealer.error().message().c_str());
+    return std::nullopt;
+  }
+  auto own = services;
+  own.keys =
+    std::make_shared<server_keys>(std::make_shared<const vault>(std::move(*sealer)), shared_db);
+  out.tenant = spawn_tenant(sys, tenant_id, out.store, metrics, own);
 
   caf::scoped_actor self{sys};
   auto agents =
@@ -821,15 +831,11 @@ int main(int argc, char** argv) {
     set_io_bound_scheduler(cfg);
     cfg.set("scheduler.max-threads", std::size_t{2}); // voxosd's default (caf.scheduler_threads)
     caf::actor_system sys{cfg};
-    auto sealer = vault::create("k1", std::string(32, 'k'));
-    if (!sealer)
-      return std::fprintf(stderr, "vault: %s\n", sealer.error().message().c_str()), 1;
     tenant_services services;
     std::vector<node_config::registered_url> urls{{echo_url, "mcp"}};
     if (peer)
       urls.push_back({peer->url(), "mcp"});
     services.urls = std::make_shared<const url_policy>(std::move(urls));
-    services.secrets = std::make_shared<const vault>(std::move(*sealer));
     services.mcp = mcp_config{};
     services.run = run_config{};
     std::optional<bench_tenant> synced;

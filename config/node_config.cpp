@@ -967,13 +967,15 @@ struct secret_entry {
 
 struct raw_secrets {
   secret_entry key_id{env_vault_key_id};
-  secret_entry vault_key{env_vault_key}; // base64, decoded by validate_secrets
+  secret_entry vault_key{env_vault_key};             // base64, decoded by validate_secrets
+  secret_entry retired_keys{env_vault_retired_keys}; // "id:base64,..."
   secret_entry oauth_state{env_oauth_state_secret};
   secret_entry admin_token{env_admin_token};
 };
 
 constexpr const char* file_key_id = "vault_key_id";
 constexpr const char* file_vault_key = "vault_key";
+constexpr const char* file_retired_keys = "vault_retired_keys";
 constexpr const char* file_oauth_state = "oauth_state_signing_secret";
 constexpr const char* file_admin_token = "admin_token";
 
@@ -984,6 +986,7 @@ status read_secrets_file(const std::string& path, bool follow_symlinks, raw_secr
   const std::string label = "secrets file '" + path + "'";
   std::pair<const char*, secret_entry*> entries[] = {{file_key_id, &out.key_id},
                                                      {file_vault_key, &out.vault_key},
+                                                     {file_retired_keys, &out.retired_keys},
                                                      {file_oauth_state, &out.oauth_state},
                                                      {file_admin_token, &out.admin_token}};
   for (auto& [key, entry] : entries)
@@ -1004,7 +1007,8 @@ status read_secrets_file(const std::string& path, bool follow_symlinks, raw_secr
     outcome = invalid(label + ": expected a JSON object");
   } else {
     object_reader in{*doc, ""};
-    outcome = in.allow_only({file_key_id, file_vault_key, file_oauth_state, file_admin_token});
+    outcome = in.allow_only(
+      {file_key_id, file_vault_key, file_retired_keys, file_oauth_state, file_admin_token});
     if (!outcome.is_ok())
       outcome = invalid(label + ": " + outcome.message());
     for (auto& [key, entry] : entries) {
@@ -1026,7 +1030,8 @@ status read_secrets_file(const std::string& path, bool follow_symlinks, raw_secr
 
 /// Environment variables that are set replace entries one by one.
 void apply_env(const env_lookup& env, raw_secrets& out) {
-  for (auto* entry : {&out.key_id, &out.vault_key, &out.oauth_state, &out.admin_token}) {
+  for (auto* entry :
+       {&out.key_id, &out.vault_key, &out.retired_keys, &out.oauth_state, &out.admin_token}) {
     auto value = env(entry->env_name);
     if (!value)
       continue;
@@ -1036,6 +1041,64 @@ void apply_env(const env_lookup& env, raw_secrets& out) {
     entry->origin = entry->env_name;
     wipe(*value);
   }
+}
+
+/// A vault key from standard base64 of 32 bytes; nullopt otherwise.
+std::optional<std::string> decode_vault_key(const std::string& text) {
+  auto key = base64::decode(text);
+  if (key && key->size() == vault_key_bytes)
+    return key;
+  if (key)
+    wipe(*key);
+  return std::nullopt;
+}
+
+const char* const vault_key_expectation =
+  ": expected standard base64 (with padding) of exactly 32 bytes";
+
+/// The retired keys of `entry` ("id:base64,id:base64"; absent or empty:
+/// none). Messages name the origin and an entry's position or key id, never
+/// a key or a malformed entry's text (it may be a key without its id).
+result<std::vector<retired_vault_key>> parse_retired_keys(const secret_entry& entry,
+                                                          const std::string& active_id) {
+  std::vector<retired_vault_key> out;
+  auto fail = [&out](status why) -> result<std::vector<retired_vault_key>> {
+    for (auto& retired : out)
+      wipe(retired.key);
+    return why;
+  };
+  if (!entry.value || entry.value->empty())
+    return out;
+  const std::string& text = *entry.value;
+  std::size_t entry_idx = 0;
+  for (std::size_t start = 0; start <= text.size(); ++entry_idx) {
+    auto comma = std::min(text.find(',', start), text.size());
+    std::string_view item{text.data() + start, comma - start};
+    start = comma + 1;
+    auto where = entry.origin + ": entry " + std::to_string(entry_idx + 1);
+    if (entry_idx == max_retired_vault_keys)
+      return fail(invalid(entry.origin + ": at most " + std::to_string(max_retired_vault_keys)
+                          + " retired keys"));
+    auto colon = item.find(':');
+    std::string key_id{item.substr(0, colon == std::string_view::npos ? 0 : colon)};
+    if (colon == std::string_view::npos || !is_key_id(key_id))
+      return fail(invalid(where + ": expected KEY_ID:KEY, a key id of 1 to "
+                          + std::to_string(max_key_id_chars)
+                          + " characters of A-Z a-z 0-9 . _ - then the key in base64"));
+    if (key_id == active_id)
+      return fail(invalid(entry.origin + ": key id '" + key_id
+                          + "' is the active key's id; a retired key keeps the id it had"));
+    if (std::any_of(out.begin(), out.end(),
+                    [&](const retired_vault_key& seen) { return seen.key_id == key_id; }))
+      return fail(invalid(entry.origin + ": key id '" + key_id + "' is listed twice"));
+    std::string encoded{item.substr(colon + 1)};
+    auto key = decode_vault_key(encoded);
+    wipe(encoded);
+    if (!key)
+      return fail(invalid(entry.origin + ": key '" + key_id + "'" + vault_key_expectation));
+    out.push_back({std::move(key_id), std::move(*key)});
+  }
+  return out;
 }
 
 /// Checks every entry and builds the node's secrets. Messages name the
@@ -1064,17 +1127,19 @@ result<node_secrets> validate_secrets(const raw_secrets& raw, const std::string&
   if (token.size() < min_secret_chars || !is_visible_ascii(token))
     return invalid(raw.admin_token.origin
                    + ": expected at least 32 visible ASCII characters (no spaces)");
-  auto key = base64::decode(*raw.vault_key.value);
-  if (!key || key->size() != vault_key_bytes) {
-    if (key)
-      wipe(*key);
-    return invalid(raw.vault_key.origin
-                   + ": expected standard base64 (with padding) of exactly 32 bytes");
+  auto key = decode_vault_key(*raw.vault_key.value);
+  if (!key)
+    return invalid(raw.vault_key.origin + vault_key_expectation);
+  auto retired = parse_retired_keys(raw.retired_keys, key_id);
+  if (!retired) {
+    wipe(*key);
+    return retired.error();
   }
   // All good: build the result.
   node_secrets out;
   out.vault_key_id = std::move(key_id);
   out.vault_key = std::move(*key);
+  out.retired_vault_keys = std::move(*retired);
   out.oauth_state_secret = *raw.oauth_state.value;
   out.admin_token = token;
   return result<node_secrets>{std::move(out)};

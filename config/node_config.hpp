@@ -214,13 +214,27 @@ result<caf_tls_secret> check_caf_tls(const caf_config& cfg);
 /// Environment variables that override or supply secrets.
 inline constexpr const char* env_vault_key = "VOXOS_VAULT_KEY";       ///< base64 of 32 bytes
 inline constexpr const char* env_vault_key_id = "VOXOS_VAULT_KEY_ID"; ///< default "k1"
+/// Optional: "id:base64,id:base64", the keys that sealed before a rotation.
+inline constexpr const char* env_vault_retired_keys = "VOXOS_VAULT_RETIRED_KEYS";
 inline constexpr const char* env_oauth_state_secret = "MCP_OAUTH_STATE_SIGNING_SECRET";
 inline constexpr const char* env_admin_token = "VOXOS_ADMIN_TOKEN";
+
+/// A vault key that no longer seals: it opens the values sealed under its id
+/// until the node has resealed them under the active key (storage/vault_upkeep.hpp).
+struct retired_vault_key {
+  std::string key_id;
+  std::string key; ///< 32 raw bytes
+};
+
+/// Retired vault keys one node may hold.
+inline constexpr std::size_t max_retired_vault_keys = 16;
 
 /// The node's secrets, resolved at start. Never logged, never stored in RocksDB.
 struct node_secrets {
   std::string vault_key_id;
-  std::string vault_key;          ///< 32 raw bytes
+  std::string vault_key; ///< 32 raw bytes; the active key: seals everything new
+  /// Keys that only open: ids distinct from each other and from vault_key_id.
+  std::vector<retired_vault_key> retired_vault_keys;
   std::string oauth_state_secret; ///< at least 32 bytes
   std::string admin_token;        ///< at least 32 characters
   bool generated = false;         ///< true if this start created the secrets file
@@ -235,7 +249,11 @@ env_lookup process_env();
 /// the generated or file source entry by entry. `generate` in the production
 /// profile, a missing env variable, a malformed key, or a secrets file readable
 /// by others fail with config_invalid naming the variable or key, never a
-/// value. `generate` creates `cfg.data_dir` (mode 0700) and the file if
+/// value. Retired vault keys (VOXOS_VAULT_RETIRED_KEYS, file entry
+/// vault_retired_keys; optional, empty for none) are "id:base64" entries
+/// joined by ',' with no spaces; a malformed entry (named by its position), a
+/// key that is not base64 of 32 bytes, an id listed twice or the active key's
+/// id, or more than max_retired_vault_keys entries fail with config_invalid. `generate` creates `cfg.data_dir` (mode 0700) and the file if
 /// absent; a file-system failure there is config_invalid, a failing random
 /// generator internal. The generated file is never replaced once written.
 result<node_secrets> resolve_secrets(const node_config& cfg, const env_lookup& env);

@@ -39,5 +39,8 @@ using tool_atom = caf::atom_constant<caf::atom("tool")>;
 using changed_atom = caf::atom_constant<caf::atom("changed")>;
 using turn_atom = caf::atom_constant<caf::atom("turn")>;
 using listen_atom = caf::atom_constant<caf::atom("listen")>;
+using erase_atom = caf::atom_constant<caf::atom("erase")>;
+using vault_atom = caf::atom_constant<caf::atom("vault")>;
+using reseal_atom = caf::atom_constant<caf::atom("reseal")>;
 
 } // namespace voxos

@@ -50,6 +50,14 @@ public:
   bool InDomain(const rocksdb::Slice& key) const override { return key.size() > 8; }
 };
 
+bool valid_vault_record(const std::string& tenant, const std::string& record_id) {
+  return keys::valid_tenant(tenant) && keys::valid_stream(record_id);
+}
+
+status malformed_vault_record() {
+  return status::error(errc::out_of_range, "tenant or record id is malformed");
+}
+
 std::string event_where(std::size_t idx, const char* field) {
   return "events[" + std::to_string(idx) + "]." + field;
 }
@@ -410,18 +418,19 @@ event_db::scan_state(const std::string& prefix, std::size_t limit) const {
 
 status event_db::put_sealed(const std::string& tenant, const std::string& record_id,
                             const std::string& sealed) {
-  if (!keys::valid_tenant(tenant) || !keys::valid_stream(record_id))
-    return status::error(errc::out_of_range, "tenant or record id is malformed");
+  if (!valid_vault_record(tenant, record_id))
+    return malformed_vault_record();
   rocksdb::WriteOptions wopts;
   wopts.sync = opts_.sync;
+  std::lock_guard<std::mutex> guard{vault_mtx_};
   auto st = db_->Put(wopts, vault_, keys::tenant_prefix(tenant) + record_id, sealed);
   return st.ok() ? status::ok() : from_rocks(st, "cannot store a sealed value");
 }
 
 result<std::optional<std::string>> event_db::get_sealed(const std::string& tenant,
                                                         const std::string& record_id) const {
-  if (!keys::valid_tenant(tenant) || !keys::valid_stream(record_id))
-    return status::error(errc::out_of_range, "tenant or record id is malformed");
+  if (!valid_vault_record(tenant, record_id))
+    return malformed_vault_record();
   std::string value;
   auto st =
     db_->Get(rocksdb::ReadOptions{}, vault_, keys::tenant_prefix(tenant) + record_id, &value);
@@ -430,6 +439,118 @@ result<std::optional<std::string>> event_db::get_sealed(const std::string& tenan
   if (!st.ok())
     return from_rocks(st, "cannot read a sealed value");
   return std::optional<std::string>{std::move(value)};
+}
+
+result<std::string> event_db::put_sealed_if_absent(const std::string& tenant,
+                                                   const std::string& record_id,
+                                                   const std::string& sealed) {
+  if (!valid_vault_record(tenant, record_id))
+    return malformed_vault_record();
+  auto key = keys::tenant_prefix(tenant) + record_id;
+  std::lock_guard<std::mutex> guard{vault_mtx_};
+  std::string found;
+  auto st = db_->Get(rocksdb::ReadOptions{}, vault_, key, &found);
+  if (st.ok())
+    return found;
+  if (!st.IsNotFound())
+    return from_rocks(st, "cannot read a sealed value");
+  rocksdb::WriteOptions wopts;
+  wopts.sync = opts_.sync;
+  st = db_->Put(wopts, vault_, key, sealed);
+  if (!st.ok())
+    return from_rocks(st, "cannot store a sealed value");
+  return sealed;
+}
+
+result<std::size_t> event_db::replace_sealed(const std::vector<sealed_replacement>& replacements) {
+  for (const auto& entry : replacements)
+    if (!valid_vault_record(entry.tenant, entry.record_id))
+      return malformed_vault_record();
+  std::lock_guard<std::mutex> guard{vault_mtx_};
+  rocksdb::WriteBatch batch;
+  std::string found;
+  for (const auto& entry : replacements) {
+    auto key = keys::tenant_prefix(entry.tenant) + entry.record_id;
+    auto st = db_->Get(rocksdb::ReadOptions{}, vault_, key, &found);
+    if (st.IsNotFound() || (st.ok() && found != entry.expected))
+      continue;
+    if (!st.ok())
+      return from_rocks(st, "cannot read a sealed value");
+    batch.Put(vault_, key, entry.replacement);
+  }
+  std::size_t applied = static_cast<std::size_t>(batch.Count());
+  if (applied == 0)
+    return applied;
+  rocksdb::WriteOptions wopts;
+  wopts.sync = opts_.sync;
+  auto st = db_->Write(wopts, &batch);
+  if (!st.ok())
+    return from_rocks(st, "cannot store sealed values");
+  return applied;
+}
+
+status event_db::erase_sealed(const std::string& tenant, const std::string& record_id) {
+  if (!valid_vault_record(tenant, record_id))
+    return malformed_vault_record();
+  auto key = keys::tenant_prefix(tenant) + record_id;
+  std::lock_guard<std::mutex> guard{vault_mtx_};
+  // Files made obsolete below stay until this thread deletes them at the end.
+  auto st = db_->DisableFileDeletions();
+  if (!st.ok())
+    return from_rocks(st, "cannot erase a sealed value");
+  // The synced delete.
+  rocksdb::WriteOptions wopts;
+  wopts.sync = true;
+  st = db_->Delete(wopts, vault_, key);
+  // Every memtable to files, so no live write-ahead log holds the value.
+  if (st.ok()) {
+    rocksdb::FlushOptions flush;
+    flush.wait = true;
+    st = db_->Flush(flush, {default_, events_, state_, vault_});
+  }
+  // The vault's files rewritten at the bottommost level: value and
+  // tombstone both drop (no snapshot holds them: the node takes none). The
+  // whole column family (a small record per server with credentials), so
+  // that what an earlier erasure stopped short of goes too.
+  if (st.ok()) {
+    rocksdb::CompactRangeOptions compact;
+    compact.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+    compact.exclusive_manual_compaction = false;
+    st = db_->CompactRange(compact, vault_, nullptr, nullptr);
+  }
+  // Deletes the obsolete log and table files now, on this thread.
+  auto enabled = db_->EnableFileDeletions(/*force=*/false);
+  if (!st.ok())
+    return from_rocks(st, "cannot erase a sealed value");
+  if (!enabled.ok())
+    return from_rocks(enabled, "cannot delete the files an erased value was in");
+  return status::ok();
+}
+
+result<std::vector<sealed_entry>> event_db::scan_sealed(const std::string& after_tenant,
+                                                        const std::string& after_record,
+                                                        std::size_t limit) const {
+  std::vector<sealed_entry> out;
+  std::unique_ptr<rocksdb::Iterator> it{db_->NewIterator(rocksdb::ReadOptions{}, vault_)};
+  if (after_tenant.empty()) {
+    it->SeekToFirst();
+  } else {
+    auto after = keys::tenant_prefix(after_tenant) + after_record;
+    it->Seek(after);
+    if (it->Valid() && it->key() == rocksdb::Slice{after})
+      it->Next();
+  }
+  for (; it->Valid() && out.size() < limit; it->Next()) {
+    auto key = it->key().ToStringView();
+    auto slash = key.find('/');
+    if (slash == std::string_view::npos)
+      return status::error(errc::corrupt_data, "a sealed value with a malformed key");
+    out.push_back({std::string{key.substr(0, slash)}, std::string{key.substr(slash + 1)},
+                   it->value().ToString()});
+  }
+  if (!it->status().ok())
+    return from_rocks(it->status(), "cannot read sealed values");
+  return out;
 }
 
 result<store_report> event_db::verify() const {

@@ -4,15 +4,25 @@
 // CAF-free; the event_store actor (actors/event_store) is its only owner in a
 // running node.
 //
-// Threading: append_group/append/next_seq/put_sealed from one thread at a
-// time (they keep the stream heads); reads may run concurrently on others.
+// Threading: append_group/append/next_seq from one thread at a time (they
+// keep the stream heads); reads may run concurrently on others. The vault
+// functions touch no stream heads and may run on any thread: their writes
+// take a lock of their own, so a conditional write (put_sealed_if_absent,
+// replace_sealed) sees no other vault write between its read and its write.
 // Durability: with `sync`, append_group returns only after one WAL fsync that
-// covers every request of the group.
+// covers every request of the group; every vault write is synced the same way.
+//
+// The vault column family holds values sealed by the node's vault
+// (storage/vault.hpp) for the (tenant, record id) of their own key: the
+// canary, the per-server data keys (storage/server_keys.hpp). That is what
+// lets storage/vault_upkeep reseal each under a new node key knowing nothing
+// else about it.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -45,6 +55,21 @@ struct event_db_options {
   std::size_t max_event_bytes = 4 * 1024 * 1024;
   std::size_t max_events_per_append = 1024;
   std::vector<projector> projectors;
+};
+
+/// One value of the vault column family.
+struct sealed_entry {
+  std::string tenant;
+  std::string record_id;
+  std::string sealed;
+};
+
+/// A conditional replacement of one vault value (replace_sealed).
+struct sealed_replacement {
+  std::string tenant;
+  std::string record_id;
+  std::string expected; ///< applies only while the record holds exactly this
+  std::string replacement;
 };
 
 class event_db {
@@ -87,11 +112,44 @@ public:
   result<std::vector<std::pair<std::string, std::string>>> scan_state(const std::string& prefix,
                                                                       std::size_t limit) const;
 
-  /// Sealed secrets (see storage/vault.hpp), keyed "<tenant>/<record id>".
+  /// Sealed secrets (see storage/vault.hpp), keyed "<tenant>/<record id>";
+  /// a tenant or record id that keys.hpp does not allow is out_of_range.
   [[nodiscard]] status put_sealed(const std::string& tenant, const std::string& record_id,
                                   const std::string& sealed);
   result<std::optional<std::string>> get_sealed(const std::string& tenant,
                                                 const std::string& record_id) const;
+
+  /// Stores `sealed` unless the record holds a value already; answers the
+  /// value the record holds afterwards (`sealed`, or the one found).
+  result<std::string> put_sealed_if_absent(const std::string& tenant, const std::string& record_id,
+                                           const std::string& sealed);
+
+  /// Applies, in one synced write batch, each replacement whose record still
+  /// holds exactly its `expected` value; the others (changed or erased since
+  /// they were read) are skipped. Answers how many were applied.
+  result<std::size_t> replace_sealed(const std::vector<sealed_replacement>& replacements);
+
+  /// Deletes a vault record for good: the delete is synced, then every
+  /// column family's memtable is flushed (so the write-ahead log files that
+  /// held the value stop being needed), the vault column family's files are
+  /// compacted down to the bottommost level, where the value and its
+  /// tombstone both drop (and what an earlier erasure that failed half-way
+  /// left), and before returning this thread deletes
+  /// the files that became obsolete (file deletions are held off meanwhile,
+  /// so no background job deletes them later instead). When it returns, no
+  /// file of the database holds the value, unless a reader still pinned an
+  /// old file (a read in flight): that file goes when the read ends.
+  /// What it cannot reach: blocks of deleted files that the file system or
+  /// the disk has not reused yet. Erasing an absent record is ok. Blocks for
+  /// the flush and the compaction: call it off latency-sensitive threads.
+  [[nodiscard]] status erase_sealed(const std::string& tenant, const std::string& record_id);
+
+  /// Vault values in key order, from the first after the record
+  /// (`after_tenant`, `after_record`) — from the start when `after_tenant` is
+  /// empty — at most `limit` of them.
+  result<std::vector<sealed_entry>> scan_sealed(const std::string& after_tenant,
+                                                const std::string& after_record,
+                                                std::size_t limit) const;
 
   /// Re-reads every event, checks each decodes and every stream is gap-free
   /// from 1, and compares the projections with a fresh replay.
@@ -114,6 +172,8 @@ private:
   rocksdb::ColumnFamilyHandle* default_ = nullptr;
   // Next sequence per stream prefix "<tenant>/<stream>/", loaded lazily.
   std::unordered_map<std::string, uint64_t> heads_;
+  // Held by every write to the vault column family.
+  std::mutex vault_mtx_;
 };
 
 } // namespace voxos

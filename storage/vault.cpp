@@ -124,6 +124,27 @@ status vault::add_key(std::string key_id, std::string_view key) {
                        "vault: key id '" + known->first + "' is already used by another key");
 }
 
+bool vault::has_key(std::string_view key_id) const noexcept {
+  return keys_.find(key_id) != keys_.end();
+}
+
+std::vector<std::string> vault::key_ids() const {
+  std::vector<std::string> out;
+  out.reserve(keys_.size());
+  for (const auto& entry : keys_)
+    out.push_back(entry.first);
+  return out;
+}
+
+std::optional<std::string_view> vault::key_id_of(std::string_view sealed) noexcept {
+  if (sealed.size() < 2 || static_cast<unsigned char>(sealed[0]) != format_version)
+    return std::nullopt;
+  std::size_t key_id_size = static_cast<unsigned char>(sealed[1]);
+  if (key_id_size == 0 || sealed.size() < 2 + key_id_size + nonce_bytes + tag_bytes)
+    return std::nullopt;
+  return sealed.substr(2, key_id_size);
+}
+
 result<std::string> vault::seal(std::string_view tenant, std::string_view record_id,
                                 std::string_view plaintext) const {
   auto key = keys_.find(active_);
@@ -177,13 +198,12 @@ result<std::string> vault::seal(std::string_view tenant, std::string_view record
 result<std::string> vault::open(std::string_view tenant, std::string_view record_id,
                                 std::string_view sealed) const {
   // Parse the header; every malformed shape is the same failure.
-  if (sealed.size() < 2 || static_cast<unsigned char>(sealed[0]) != format_version)
+  auto named = key_id_of(sealed);
+  if (!named)
     return open_failed();
-  std::size_t key_id_size = static_cast<unsigned char>(sealed[1]);
+  auto key_id = *named;
+  std::size_t key_id_size = key_id.size();
   std::size_t header = 2 + key_id_size + nonce_bytes;
-  if (key_id_size == 0 || sealed.size() < header + tag_bytes)
-    return open_failed();
-  auto key_id = sealed.substr(2, key_id_size);
   auto key = keys_.find(key_id);
   if (key == keys_.end())
     return open_failed();

@@ -15,8 +15,10 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "messages/status.hpp"
 
@@ -51,6 +53,17 @@ public:
                                          std::string_view sealed) const;
 
   const std::string& active_key_id() const noexcept { return active_; }
+
+  /// Whether a key of this id can open values.
+  bool has_key(std::string_view key_id) const noexcept;
+
+  /// Every key id this vault holds, in order (the active one among them).
+  std::vector<std::string> key_ids() const;
+
+  /// The key id a sealed value names in its header, or nullopt when `sealed`
+  /// is not of the sealed format. Reads the header only: says nothing about
+  /// whether the value opens.
+  static std::optional<std::string_view> key_id_of(std::string_view sealed) noexcept;
 
 private:
   vault() = default;

@@ -392,6 +392,24 @@ void http_api::routes::install(httplib::Server& srv) {
                        {"streams", report->streams},
                        {"state_entries", report->state_entries}});
           }));
+  // Which vault keys sealed values still need (vault_keeper.hpp); with
+  // ?wait=1, answered once the background reseal pass has ended.
+  srv.Get(
+    "/v1/admin/vault/keys", admin([&ctx](const httplib::Request& req, httplib::Response& res) {
+      auto wait = req.get_param_value("wait");
+      if (!wait.empty() && wait != "0" && wait != "1") {
+        write_error(res, errc::out_of_range, "wait must be 0 or 1");
+        return;
+      }
+      auto [report, err] =
+        ask<std::string>(*ctx.sys, ctx.keeper, list_atom::value, vault_atom::value, wait == "1");
+      if (!report) {
+        send_error(res, err);
+        return;
+      }
+      res.status = 200;
+      res.set_content(*report, "application/json");
+    }));
   srv.Get("/v1/admin/tenants", admin([this](const httplib::Request&, httplib::Response& res) {
             answer<std::vector<tenant_record>>(res, 200, ctx_.directory, list_atom::value,
                                                tenant_atom::value);

@@ -16,6 +16,7 @@
 
 #include "actors/directory/directory.hpp"
 #include "actors/event_store/event_store.hpp"
+#include "actors/vault_keeper/vault_keeper.hpp"
 #include "config/node_config.hpp"
 
 namespace voxos {
@@ -33,6 +34,7 @@ struct http_api_context {
   caf::actor_system* sys = nullptr;
   directory_actor directory;
   event_store_actor store;
+  vault_keeper_actor keeper; ///< GET /v1/admin/vault/keys
   node_metrics* metrics = nullptr;
   std::string admin_token_hash;              ///< SHA-256 hex of the admin token
   std::function<nlohmann::json()> node_info; ///< node id, version, ports, data dir

@@ -17,14 +17,18 @@
 #include "actors/http_api/http_api.hpp"
 #include "actors/metrics/node_metrics.hpp"
 #include "actors/run_host/run_host.hpp"
+#include "actors/tenant/server_credentials.hpp"
 #include "actors/tenant/tenant_events.hpp"
+#include "actors/vault_keeper/vault_keeper.hpp"
+#include "config/clock.hpp"
 #include "config/log.hpp"
 #include "messages/register.hpp"
 #include "storage/digest.hpp"
 #include "storage/directory_projection.hpp"
 #include "storage/event_db.hpp"
-#include "storage/keys.hpp"
+#include "storage/server_keys.hpp"
 #include "storage/vault.hpp"
+#include "storage/vault_upkeep.hpp"
 #include "transport/http_server.hpp"
 #include "transport/url_policy.hpp"
 
@@ -63,31 +67,15 @@ public:
   }
 };
 
-// The node's vault. On first start it seals a canary record; later starts must
-// open it, so a node never runs with a key that cannot open its own secrets.
-result<vault> open_vault(event_db& db, const node_secrets& secrets) {
-  auto sealer = vault::create(secrets.vault_key_id, secrets.vault_key);
-  if (!sealer)
-    return sealer.error();
-  constexpr const char* canary_record = "vault.canary";
-  constexpr std::string_view canary_text = "voxos vault canary";
-  auto stored = db.get_sealed(std::string{keys::node_tenant}, canary_record);
-  if (!stored)
-    return stored.error();
-  if (stored->has_value()) {
-    auto opened = sealer->open(keys::node_tenant, canary_record, **stored);
-    if (!opened || *opened != canary_text)
-      return status::error(errc::vault_open_failed,
-                           "the vault key does not open this node's sealed values "
-                           "(a different VOXOS_VAULT_KEY or secrets file?)");
-    return sealer;
-  }
-  auto canary = sealer->seal(keys::node_tenant, canary_record, canary_text);
-  if (!canary)
-    return canary.error();
-  if (auto put = db.put_sealed(std::string{keys::node_tenant}, canary_record, *canary); !put)
-    return put;
-  return sealer;
+/// The node's vault: the active key seals, the retired keys only open.
+result<vault> node_vault(const node_secrets& secrets) {
+  auto keys = vault::create(secrets.vault_key_id, secrets.vault_key);
+  if (!keys)
+    return keys.error();
+  for (const auto& retired : secrets.retired_vault_keys)
+    if (auto added = keys->add_key(retired.key_id, retired.key); !added)
+      return added;
+  return keys;
 }
 
 } // namespace
@@ -108,7 +96,7 @@ struct node::impl {
   run_host_actor run_host;
   std::unique_ptr<http_api> api;
   std::unique_ptr<http_server> server;
-  std::shared_ptr<const vault> secrets_vault; // for the actors that hold credentials
+  vault_keeper_actor keeper;
   uint16_t http_port = 0;
   uint16_t caf_port = 0;
   bool stopped = false;
@@ -124,8 +112,9 @@ struct node::impl {
     if (sys) {
       if (caf_port != 0)
         sys->middleman().unpublish(run_host, caf_port);
-      for (auto hdl : {caf::actor_cast<caf::actor>(run_host),
-                       caf::actor_cast<caf::actor>(directory), caf::actor_cast<caf::actor>(store)})
+      for (auto hdl :
+           {caf::actor_cast<caf::actor>(run_host), caf::actor_cast<caf::actor>(directory),
+            caf::actor_cast<caf::actor>(keeper), caf::actor_cast<caf::actor>(store)})
         if (hdl)
           caf::anon_send_exit(hdl, caf::exit_reason::user_shutdown);
     }
@@ -133,6 +122,7 @@ struct node::impl {
     api.reset();
     run_host = nullptr;
     directory = nullptr;
+    keeper = nullptr;
     store = nullptr;
     sys.reset();
     server.reset();
@@ -182,17 +172,44 @@ result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_sec
   db_opts.max_event_bytes = cfg.event_store.max_event_bytes;
   db_opts.projectors.push_back(&directory::project);
   db_opts.projectors.push_back(&tenant_events::project);
-  auto db = event_db::open(cfg.data_dir + "/store", std::move(db_opts));
-  if (!db)
-    return db.error();
-  auto sealed = open_vault(**db, secrets);
-  if (!sealed)
-    return sealed.error();
-  state->secrets_vault = std::make_shared<const vault>(std::move(*sealed));
-  auto index = directory_index::load(**db);
+  auto opened = event_db::open(cfg.data_dir + "/store", std::move(db_opts));
+  if (!opened)
+    return opened.error();
+  std::shared_ptr<event_db> db{std::move(*opened)};
+  // The vault: every sealed value the node needs must open with its keys
+  // (a first start seals the canary), so a node never runs with a key
+  // missing or wrong.
+  auto keys = node_vault(secrets);
+  if (!keys)
+    return keys.error();
+  auto node_keys = std::make_shared<const vault>(std::move(*keys));
+  auto usage = vault_upkeep::check_at_start(*db, *node_keys);
+  if (!usage)
+    return usage.error();
+  for (const auto& key : *usage)
+    if (!key.active)
+      log::info("node", "vault: retired key '" + key.key_id + "' "
+                          + (key.values == 0 ? std::string{"is unused: it can be dropped"}
+                                             : "seals " + std::to_string(key.values)
+                                                 + " values, resealed in the background"));
+  auto index = directory_index::load(*db);
   if (!index)
     return index.error();
   log::info("node", "event store open: " + std::to_string(index->tenant_count()) + " tenants");
+  // Server credentials: headers sealed under a node key move to their
+  // server's data key; data keys of servers that are gone are erased.
+  auto data_keys = std::make_shared<server_keys>(node_keys, db);
+  std::vector<std::string> tenant_ids;
+  for (const auto& tenant : index->tenants())
+    tenant_ids.push_back(tenant.tenant_id);
+  auto upkeep =
+    server_credentials::upkeep_at_start(*db, *data_keys, *node_keys, tenant_ids, wall_clock_us());
+  if (!upkeep)
+    return upkeep.error();
+  if (upkeep->resealed != 0 || upkeep->swept != 0)
+    log::info("node", "server credentials: " + std::to_string(upkeep->resealed)
+                        + " resealed under their server's key, " + std::to_string(upkeep->swept)
+                        + " keys of deleted servers erased");
 
   state->tls_pin = std::move(*tls_secret);
   state->sys_cfg = std::make_unique<system_config>(cfg, state->tls_pin);
@@ -210,11 +227,14 @@ result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_sec
   auto& sys = *state->sys;
   event_store_options store_opts;
   store_opts.max_batch_requests = cfg.event_store.max_batch_events;
-  state->store =
-    spawn_event_store(sys, std::shared_ptr<event_db>(std::move(*db)), state->metrics, store_opts);
+  state->store = spawn_event_store(sys, db, state->metrics, store_opts);
+  // Retired keys' values are resealed in the background; the node serves meanwhile.
+  state->keeper = spawn_vault_keeper(sys, db, node_keys, data_keys, vault_keeper_options{});
+  db.reset();
   tenant_services services;
   services.urls = std::make_shared<const url_policy>(cfg.registered_urls);
-  services.secrets = state->secrets_vault;
+  services.keys = std::move(data_keys);
+  services.keeper = state->keeper;
   services.mcp = cfg.mcp;
   services.run = cfg.run;
   state->directory =
@@ -255,6 +275,7 @@ result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_sec
   ctx.sys = &sys;
   ctx.directory = state->directory;
   ctx.store = state->store;
+  ctx.keeper = state->keeper;
   ctx.metrics = &state->metrics;
   ctx.admin_token_hash = digest::sha256_hex(secrets.admin_token);
   ctx.host_keepalive_ms = cfg.run.host_keepalive_ms;

@@ -3,9 +3,16 @@
 // tests start one the same way. CAF-free header.
 //
 // Lifecycle:  start() --ok--> running --stop()/destructor--> stopped
-//             start() fails (locked or corrupt data, unbindable port,
-//             unusable caf.tls files) with nothing left running and nothing
-//             written; the TLS files are checked before anything else.
+//             start() fails (locked or corrupt data, a vault key missing or
+//             wrong for the values stored, unbindable port, unusable caf.tls
+//             files) with nothing left running; the TLS files are checked
+//             before anything else, the vault keys before anything is written.
+//
+// Before it spawns any actor, a start checks the vault keys
+// (storage/vault_upkeep.hpp), moves server headers that earlier nodes sealed
+// under a node key to their server's data key and erases data keys of servers
+// that are gone (actors/tenant/server_credentials.hpp); the vault keeper
+// (actors/vault_keeper) then reseals retired keys' values in the background.
 //
 // The run host is published plainly (caf::io) or, with caf.transport "tls",
 // with caf::openssl: peers must present a certificate of caf.tls.ca_file.

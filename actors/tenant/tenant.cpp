@@ -21,15 +21,14 @@
 #include "actors/run/run.hpp"
 #include "actors/run/tool_catalog.hpp"
 #include "actors/run/tool_view.hpp"
+#include "actors/tenant/server_credentials.hpp"
 #include "actors/tenant/server_setup.hpp"
 #include "actors/tenant/tenant_events.hpp"
 #include "actors/tenant/tenant_logic.hpp"
-#include "config/base64.hpp"
 #include "config/clock.hpp"
 #include "config/log.hpp"
 #include "messages/error.hpp"
 #include "storage/digest.hpp"
-#include "storage/vault.hpp"
 #include "transport/url_policy.hpp"
 
 namespace voxos {
@@ -307,24 +306,6 @@ json audit_decisions(const effective_policy& p) {
 
 // -- MCP servers: create, connection test, delete ------------------------------
 
-/// The vault record a server's static headers are sealed under.
-std::string headers_record(const std::string& server_id) {
-  return "server/" + server_id + "/headers";
-}
-
-/// The headers a server's requests carry, opened from the vault.
-result<http_header_list> open_headers(const tenant_actor_state& st, const mcp_server_record& rec) {
-  if (rec.sealed_headers.empty())
-    return http_header_list{};
-  auto raw = base64::decode(rec.sealed_headers);
-  if (!raw)
-    return status::error(errc::corrupt_data, "a server's sealed headers do not decode");
-  auto text = st.services.secrets->open(st.tenant_id, headers_record(rec.server_id), *raw);
-  if (!text)
-    return text.error();
-  return server_setup::headers_from_text(*text);
-}
-
 void drop_connection(self_pointer self, const std::string& server_id) {
   auto& conns = *self->state.connections;
   if (auto found = conns.find(server_id); found != conns.end()) {
@@ -347,13 +328,13 @@ caf::result<std::string> create_server(self_pointer self, const std::string& tex
     return refuse(self, made.error(), {{"op", "create_server"}});
   auto rec = std::move(made->record);
   if (!made->headers.empty()) {
-    auto plain = server_setup::headers_to_text(made->headers);
-    auto sealed = st.services.secrets->seal(st.tenant_id, headers_record(server_id), plain);
-    std::fill(plain.begin(), plain.end(), '\0');
+    // Under the server's data key, made now (an orphan if the append fails:
+    // the next start erases it).
+    auto sealed =
+      server_credentials::seal_headers(*st.services.keys, st.tenant_id, server_id, made->headers);
     if (!sealed)
       return to_error(sealed.error());
-    rec.sealed_headers = base64::encode(reinterpret_cast<const unsigned char*>(sealed->data()),
-                                        sealed->size(), base64::alphabet::standard, true);
+    rec.sealed_headers = std::move(*sealed);
   }
   return commit(self, {tenant_events::server_upserted(rec)}, [self, server_id] {
     return tenant_events::to_json(self->state.cfg.state.servers.at(server_id), false).dump();
@@ -413,7 +394,7 @@ void fail_test(self_pointer self, const std::string& server_id, caf::error err,
 result<mcp_connection_actor> open_connection(self_pointer self, const std::string& server_id,
                                              const mcp_server_record& rec) {
   auto& st = self->state;
-  auto headers = open_headers(st, rec);
+  auto headers = server_credentials::open_headers(*st.services.keys, st.tenant_id, rec);
   if (!headers)
     return headers.error();
   drop_connection(self, server_id);
@@ -444,6 +425,32 @@ caf::result<std::string> test_server(self_pointer self, const std::string& serve
           [self, server_id, promise](caf::error& err) mutable {
             fail_test(self, server_id, std::move(err), promise);
           });
+  return promise;
+}
+
+/// The deletion event first, then the erasure of the server's data key (a
+/// stop between the two leaves an orphan key, which the next start erases).
+caf::result<std::string> delete_server(self_pointer self, const std::string& server_id) {
+  auto promise = self->make_response_promise<std::string>();
+  append_serially(self, {tenant_events::server_deleted(server_id)},
+                  [self, server_id, promise](caf::error err) mutable {
+                    if (err) {
+                      promise.deliver(std::move(err));
+                      return;
+                    }
+                    auto answer = json{{"deleted", server_id}}.dump();
+                    auto& st = self->state;
+                    self
+                      ->request(st.services.keeper, store_timeout, erase_atom::value,
+                                server_atom::value, st.tenant_id, server_id)
+                      .then([promise, answer](bool) mutable { promise.deliver(answer); },
+                            [promise, answer](caf::error& failed) mutable {
+                              log::error("tenant",
+                                         "erasing the credentials of a deleted server failed ("
+                                           + message_of(failed) + "); the next start erases them");
+                              promise.deliver(answer);
+                            });
+                  });
   return promise;
 }
 
@@ -929,9 +936,7 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
         return refuse(self, status::error(errc::not_found, "no such server for this tenant"),
                       {{"op", "delete_server"}, {"server_id", server_id}});
       drop_connection(self, server_id);
-      return commit(self, {tenant_events::server_deleted(server_id)}, [server_id] {
-        return json{{"deleted", server_id}}.dump();
-      });
+      return delete_server(self, server_id);
     },
     [self, note](phone_atom, const std::string& text) -> caf::result<std::string> {
       note();

@@ -24,6 +24,7 @@
 #include <caf/typed_actor.hpp>
 
 #include "actors/event_store/event_store.hpp"
+#include "actors/vault_keeper/vault_keeper.hpp"
 #include "config/node_config.hpp"
 #include "messages/atoms.hpp"
 #include "messages/types.hpp"
@@ -31,14 +32,16 @@
 namespace voxos {
 
 class node_metrics;
+class server_keys;
 class url_policy;
-class vault;
 
 /// What every tenant actor of a node shares: the outbound URL policy, the
-/// vault that seals server credentials, the MCP client's and the runs' bounds.
+/// per-server data keys that seal server credentials and the keeper that
+/// erases them (server_credentials.hpp), the MCP client's and the runs' bounds.
 struct tenant_services {
   std::shared_ptr<const url_policy> urls;
-  std::shared_ptr<const vault> secrets;
+  std::shared_ptr<server_keys> keys;
+  vault_keeper_actor keeper;
   mcp_config mcp;
   run_config run;
 };
@@ -67,7 +70,10 @@ using tenant_actor = caf::typed_actor<
   // cache; answers the record with "discovered" and "skipped" counts. A
   // failed test marks the server not connected and answers the error.
   caf::replies_to<connect_atom, server_atom, std::string>::with<std::string>,
-  // Deletes a server and closes its connection; answers {"deleted": id}.
+  // Deletes a server and closes its connection, then has the keeper erase
+  // its data key, so nothing ever sealed for it opens again; answers
+  // {"deleted": id}. (An erasure that fails is logged; the next start
+  // erases the key.)
   caf::replies_to<revoke_atom, server_atom, std::string>::with<std::string>,
   // Adds or replaces a phone integration (JSON phone_integration); answers it.
   caf::replies_to<phone_atom, std::string>::with<std::string>,

@@ -10,6 +10,7 @@
 //   voxosctl [options] tokens issue TENANT_ID [LABEL]
 //   voxosctl [options] tokens revoke TENANT_ID TOKEN_ID
 //   voxosctl [options] audit TENANT_ID [LIMIT]  the tenant's newest policy decisions
+//   voxosctl [options] vault keys [--wait]      vault keys in use, and which can be dropped
 //   voxosctl [options] whoami                   (with VOXOS_TOKEN: a tenant token, over CAF)
 //   voxosctl conformance URL                    the MCP conformance suite's client under test
 //   voxosctl replay TRACE                       replays a run's trace against a fresh node
@@ -55,6 +56,7 @@ struct options {
   uint16_t caf_port = 0;
   bool caf_tls = false; ///< from runtime.json, or implied by the --tls-* options
   std::string tls_cert, tls_key, tls_ca;
+  bool wait = false; ///< vault keys: after the node's reseal pass has ended
   std::vector<std::string> args;
 };
 
@@ -291,11 +293,43 @@ int cmd_audit(const options& opts, const std::string& tenant_id, const std::stri
   return 0;
 }
 
+// One line per vault key: its id, state, the values still sealed under it,
+// and whether a retired key can be dropped from the node's secrets.
+int cmd_vault_keys(const options& opts) {
+  auto answer =
+    call(opts, "GET", std::string{"/v1/admin/vault/keys"} + (opts.wait ? "?wait=1" : ""));
+  if (!answer || answer->status != 200)
+    return print_answer(answer);
+  auto doc = json::parse(answer->body, nullptr, false);
+  if (!doc.is_object() || !doc["keys"].is_array() || !doc["reseal"].is_object())
+    return fail("the node answered something that is not a keys report");
+  std::printf("%-24s %-8s %8s  %s\n", "key", "state", "values", "");
+  for (auto& row : doc["keys"]) {
+    auto state = row.value("state", "?");
+    const char* note = row.value("droppable", false) ? "unused: can be dropped"
+                       : state == "retired"          ? "in use: keep it until resealed"
+                       : state == "missing"          ? "NOT CONFIGURED"
+                                                     : "";
+    std::printf("%-24s %-8s %8llu  %s\n", row.value("key_id", "?").c_str(), state.c_str(),
+                static_cast<unsigned long long>(row.value("values", uint64_t{0})), note);
+  }
+  auto& reseal = doc["reseal"];
+  std::printf("reseal under '%s': %s, %llu resealed, %llu did not open\n",
+              doc.value("active", "?").c_str(),
+              reseal.value("failed", false) ? "stopped on an error (see the node's log)"
+              : reseal.value("done", false) ? "done"
+                                            : "running",
+              static_cast<unsigned long long>(reseal.value("resealed", uint64_t{0})),
+              static_cast<unsigned long long>(reseal.value("unopened", uint64_t{0})));
+  return 0;
+}
+
 int usage() {
   std::fprintf(stderr,
                "usage: voxosctl [--data-dir DIR] [--url URL] [--caf HOST:PORT]\n"
                "                [--tls-cert FILE --tls-key FILE --tls-ca FILE] COMMAND\n"
                "commands: status | metrics | ping | verify | whoami | audit TENANT_ID [LIMIT]\n"
+               "          vault keys [--wait] (keys in use; --wait: after the reseal pass)\n"
                "          tenants list | tenants create NAME\n"
                "          tokens list TENANT_ID | tokens issue TENANT_ID [LABEL]\n"
                "          tokens revoke TENANT_ID TOKEN_ID\n"
@@ -329,6 +363,8 @@ int main(int argc, char** argv) {
       opts.tls_key = argv[++arg_idx];
     } else if (arg == "--tls-ca" && has_value) {
       opts.tls_ca = argv[++arg_idx];
+    } else if (arg == "--wait") {
+      opts.wait = true;
     } else if (arg.rfind("--", 0) == 0) {
       return usage();
     } else {
@@ -358,6 +394,8 @@ int main(int argc, char** argv) {
     return print_answer(call(opts, "GET", "/v1/admin/store/verify"));
   if (is(2, "audit"))
     return cmd_audit(opts, a[1], a.size() > 2 ? a[2] : "100");
+  if (a.size() == 2 && is(2, "vault", "keys"))
+    return cmd_vault_keys(opts);
   if (is(2, "tenants", "list"))
     return print_answer(call(opts, "GET", "/v1/admin/tenants"));
   if (is(3, "tenants", "create"))

@@ -26,6 +26,7 @@
 #include "messages/register.hpp"
 #include "storage/directory_projection.hpp"
 #include "storage/event_db.hpp"
+#include "storage/server_keys.hpp"
 #include "storage/vault.hpp"
 #include "support/temp_dir.hpp"
 #include "transport/url_policy.hpp"
@@ -42,6 +43,7 @@ struct directory_fixture {
   caf::actor_system_config cfg;
   std::unique_ptr<caf::actor_system> sys;
   event_store_actor store;
+  vault_keeper_actor keeper;
   directory_actor directory;
 
   directory_fixture() {
@@ -55,19 +57,25 @@ struct directory_fixture {
     REQUIRE(db);
     auto index = directory_index::load(**db);
     REQUIRE(index);
-    store = spawn_event_store(*sys, std::shared_ptr<event_db>(std::move(*db)), metrics, {});
+    std::shared_ptr<event_db> shared_db{std::move(*db)};
+    store = spawn_event_store(*sys, shared_db, metrics, {});
     auto sealer = vault::create("k1", std::string(32, 'k'));
     REQUIRE(sealer.is_ok());
+    auto node_keys = std::make_shared<const vault>(std::move(*sealer));
     tenant_services services;
     services.urls = std::make_shared<const url_policy>(std::vector<node_config::registered_url>{});
-    services.secrets = std::make_shared<const vault>(std::move(*sealer));
+    services.keys = std::make_shared<server_keys>(node_keys, shared_db);
+    keeper = spawn_vault_keeper(*sys, shared_db, node_keys, services.keys, {});
+    services.keeper = keeper;
     directory = spawn_directory(*sys, store, std::move(*index), metrics, std::move(services));
   }
 
   ~directory_fixture() {
     caf::anon_send_exit(directory, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(keeper, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(store, caf::exit_reason::user_shutdown);
     directory = nullptr;
+    keeper = nullptr;
     store = nullptr;
     sys.reset();
   }

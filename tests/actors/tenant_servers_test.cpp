@@ -8,6 +8,7 @@
 #include "actors/tenant/tenant_events.hpp"
 #include "config/base64.hpp"
 #include "storage/event_db.hpp"
+#include "storage/server_keys.hpp"
 #include "storage/vault.hpp"
 #include "support/node_store.hpp"
 #include "support/running_node.hpp"
@@ -87,9 +88,10 @@ TEST_CASE("the deployed Flightradar24 preset keeps a public HTTPS URL of its own
   CHECK(listed);
   CHECK(f.node->call("GET", "/v1/audit", f.token).raw.find(bearer_token) == std::string::npos);
 
-  // In the store: the record holds the sealed value only; the vault opens
-  // it (for this tenant and record) to the bearer; no event holds it in clear.
-  auto db = f.stop_and_open_store();
+  // In the store: the record holds the sealed value only; the server's data
+  // key opens it (for this tenant, server and purpose) to the bearer; no
+  // event holds it in clear.
+  std::shared_ptr<event_db> db = f.stop_and_open_store();
   auto value = db->get_state(tenant_events::state_prefix(f.tenant_id) + "server/" + id);
   REQUIRE(value);
   REQUIRE(value->has_value());
@@ -101,13 +103,15 @@ TEST_CASE("the deployed Flightradar24 preset keeps a public HTTPS URL of its own
   auto sealed = base64::decode(record["sealed_headers"].get<std::string>());
   REQUIRE(sealed);
   CHECK(sealed->find(bearer_token) == std::string::npos);
-  auto keys = vault::create("k1", std::string(32, 'k')); // test::running_node's key
-  REQUIRE(keys.is_ok());
-  auto opened = keys->open(f.tenant_id, "server/" + id + "/headers", *sealed);
+  auto node_key = vault::create("k1", std::string(32, 'k')); // test::running_node's key
+  REQUIRE(node_key.is_ok());
+  server_keys keys{std::make_shared<const vault>(std::move(*node_key)), db};
+  auto opened = keys.open_for_server(f.tenant_id, id, "headers", *sealed);
   REQUIRE(opened.is_ok());
   CHECK(*opened == json::array({json::array({"Authorization", bearer})}).dump());
-  // Sealed for this record only: another record's name does not open it.
-  CHECK_FALSE(keys->open(f.tenant_id, "server/s_other/headers", *sealed).is_ok());
+  // Sealed for this server and purpose only.
+  CHECK_FALSE(keys.open_for_server(f.tenant_id, "s_other", "headers", *sealed).is_ok());
+  CHECK_FALSE(keys.open_for_server(f.tenant_id, id, "oauth.tokens", *sealed).is_ok());
   for (const auto& ev : all_events(*db, f.tenant_id)) {
     CAPTURE(ev.type);
     CHECK(ev.data.find(bearer_token) == std::string::npos);

@@ -716,6 +716,99 @@ TEST_CASE("a file source refuses malformed contents without quoting them") {
   CHECK(missing.error().message().find("does not exist") != std::string::npos);
 }
 
+// -- retired vault keys ----------------------------------------------------------
+
+TEST_CASE("retired vault keys come from the environment or the secrets file") {
+  node_config cfg;
+  cfg.secrets.source = voxos::secret_source::env;
+  auto env = full_env();
+  env[voxos::env_vault_key_id] = "k3";
+  env[voxos::env_vault_retired_keys] = std::string{"k2:"} + key_b_b64 + ",k1:" + key_a_b64;
+  auto secrets = resolve_secrets(cfg, env_of(env));
+  REQUIRE_MESSAGE(secrets.is_ok(), secrets.error().message());
+  REQUIRE(secrets->retired_vault_keys.size() == 2);
+  CHECK(secrets->retired_vault_keys[0].key_id == "k2");
+  CHECK(secrets->retired_vault_keys[0].key == key_b_raw());
+  CHECK(secrets->retired_vault_keys[1].key_id == "k1");
+  CHECK(secrets->retired_vault_keys[1].key == key_a_raw());
+  // Unset or empty: none.
+  env[voxos::env_vault_retired_keys] = "";
+  auto none = resolve_secrets(cfg, env_of(env));
+  REQUIRE(none.is_ok());
+  CHECK(none->retired_vault_keys.empty());
+
+  // The secrets file's entry, and the variable overriding it.
+  voxos::test::temp_dir dir;
+  auto path = dir.path() / "secrets.json";
+  auto doc = nlohmann::json::parse(secrets_json(key_a_b64)); // active: k7
+  doc["vault_retired_keys"] = std::string{"k6:"} + key_b_b64;
+  write_file(path, doc.dump(), fs::perms::owner_read);
+  auto from_file = resolve_secrets(file_config(path), no_env());
+  REQUIRE_MESSAGE(from_file.is_ok(), from_file.error().message());
+  REQUIRE(from_file->retired_vault_keys.size() == 1);
+  CHECK(from_file->retired_vault_keys[0].key_id == "k6");
+  CHECK(from_file->retired_vault_keys[0].key == key_b_raw());
+  auto overridden = resolve_secrets(
+    file_config(path), env_of({{voxos::env_vault_retired_keys, std::string{"k5:"} + key_b_b64}}));
+  REQUIRE(overridden.is_ok());
+  REQUIRE(overridden->retired_vault_keys.size() == 1);
+  CHECK(overridden->retired_vault_keys[0].key_id == "k5");
+}
+
+TEST_CASE("malformed retired vault keys are refused by entry or key id and never quoted") {
+  node_config cfg;
+  cfg.secrets.source = voxos::secret_source::env;
+  auto refused = [&](const std::string& value) {
+    auto env = full_env();
+    env[voxos::env_vault_key_id] = "k3";
+    env[voxos::env_vault_retired_keys] = value;
+    auto secrets = resolve_secrets(cfg, env_of(env));
+    REQUIRE_FALSE(secrets.is_ok());
+    CHECK(secrets.error().code() == errc::config_invalid);
+    const auto& message = secrets.error().message();
+    CHECK(message.rfind(voxos::env_vault_retired_keys, 0) == 0);
+    CHECK(message.find(key_a_b64) == std::string::npos);
+    CHECK(message.find(key_b_b64) == std::string::npos);
+    CHECK(message.find("AAEC") == std::string::npos);
+    return message;
+  };
+  const std::string a = key_a_b64, b = key_b_b64;
+  // An entry without its id (a bare key), an empty entry, a bad id.
+  CHECK(refused(a).find("entry 1: expected KEY_ID:KEY") != std::string::npos);
+  CHECK(refused("k1:" + a + ",").find("entry 2: expected KEY_ID:KEY") != std::string::npos);
+  CHECK(refused("k1:" + a + ",,k2:" + b).find("entry 2: expected") != std::string::npos);
+  CHECK(refused("k 1:" + a).find("entry 1: expected") != std::string::npos);
+  CHECK(refused(":" + a).find("entry 1: expected") != std::string::npos);
+  // A short key, a key that is not base64, an empty key.
+  CHECK(refused("k1:AAECAwQF")
+          .find("key 'k1': expected standard base64 (with padding) of exactly "
+                "32 bytes")
+        != std::string::npos);
+  CHECK(refused("k1:" + a + ",k2:not base64!").find("key 'k2': expected standard base64")
+        != std::string::npos);
+  CHECK(refused("k1:").find("key 'k1': expected") != std::string::npos);
+  // Duplicate ids, the active key's id, too many keys.
+  CHECK(refused("k1:" + a + ",k1:" + b).find("key id 'k1' is listed twice") != std::string::npos);
+  CHECK(refused("k1:" + a + ",k1:" + a).find("listed twice") != std::string::npos);
+  CHECK(refused("k3:" + b).find("key id 'k3' is the active key's id") != std::string::npos);
+  std::string many;
+  for (int idx = 0; idx < 17; ++idx)
+    many += (idx == 0 ? "" : ",") + std::string{"r"} + std::to_string(idx) + ":" + a;
+  CHECK(refused(many).find("at most 16 retired keys") != std::string::npos);
+
+  // From the secrets file, the message names the file's entry.
+  voxos::test::temp_dir dir;
+  auto path = dir.path() / "secrets.json";
+  auto doc = nlohmann::json::parse(secrets_json(key_a_b64));
+  doc["vault_retired_keys"] = "k6:" + a.substr(0, 20);
+  write_file(path, doc.dump(), fs::perms::owner_read);
+  auto from_file = resolve_secrets(file_config(path), no_env());
+  REQUIRE_FALSE(from_file.is_ok());
+  CHECK(from_file.error().message().find("vault_retired_keys: key 'k6': expected")
+        != std::string::npos);
+  CHECK(from_file.error().message().find(a.substr(0, 20)) == std::string::npos);
+}
+
 TEST_CASE("the process environment is an env_lookup") {
   auto env = voxos::process_env();
   CHECK(env("PATH").has_value());

@@ -2,8 +2,10 @@
 // and record id; tamper, transplant and truncation resistance; key rotation.
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "storage/vault.hpp"
 
@@ -218,4 +220,24 @@ TEST_CASE("a moved vault keeps working and the moved-from one holds no keys") {
   other = std::move(moved);
   CHECK(other.active_key_id() == "k1");
   CHECK(*other.open(tenant, record, sealed) == plaintext);
+}
+
+TEST_CASE("a sealed value's header names its key id, and a vault lists the keys it holds") {
+  auto box = make_vault("k1", key_one);
+  REQUIRE(box.add_key("k0", key_two));
+  CHECK(box.key_ids() == std::vector<std::string>{"k0", "k1"});
+  CHECK(box.has_key("k0"));
+  CHECK(box.has_key("k1"));
+  CHECK_FALSE(box.has_key("k2"));
+  auto sealed = seal(box);
+  CHECK(vault::key_id_of(sealed) == std::optional<std::string_view>{"k1"});
+  // Not of the format: no id, whatever the bytes.
+  CHECK_FALSE(vault::key_id_of("").has_value());
+  CHECK_FALSE(vault::key_id_of(sealed.substr(0, 20)).has_value());
+  auto other_version = sealed;
+  other_version[0] = 0x02;
+  CHECK_FALSE(vault::key_id_of(other_version).has_value());
+  auto no_id = sealed;
+  no_id[1] = 0;
+  CHECK_FALSE(vault::key_id_of(no_id).has_value());
 }

@@ -39,7 +39,27 @@ public:
     start();
   }
 
+  /// The secrets a test node starts with: vault key "k1" of 32 bytes 'k'.
+  static node_secrets test_secrets() {
+    node_secrets secrets;
+    secrets.vault_key_id = "k1";
+    secrets.vault_key = std::string(32, 'k');
+    secrets.oauth_state_secret = std::string(32, 's');
+    secrets.admin_token = admin_token;
+    return secrets;
+  }
+
+  /// Starts with `secrets` from now on (after stop(); e.g. a rotated vault key).
+  void use_secrets(node_secrets secrets) { secrets_ = std::move(secrets); }
+
   void start() {
+    auto started = node::start(config(), secrets_);
+    REQUIRE_MESSAGE(started, (started ? "" : started.error().message()));
+    node_ = std::move(*started);
+  }
+
+  /// The configuration start() uses.
+  node_config config() const {
     node_config cfg;
     cfg.data_dir = dir_.str();
     cfg.http.port = 0;
@@ -50,14 +70,7 @@ public:
     cfg.registered_urls = registered_;
     if (tweak_)
       tweak_(cfg);
-    node_secrets secrets;
-    secrets.vault_key_id = "k1";
-    secrets.vault_key = std::string(32, 'k');
-    secrets.oauth_state_secret = std::string(32, 's');
-    secrets.admin_token = admin_token;
-    auto started = node::start(cfg, secrets);
-    REQUIRE_MESSAGE(started, (started ? "" : started.error().message()));
-    node_ = std::move(*started);
+    return cfg;
   }
 
   void stop() { node_.reset(); }
@@ -115,6 +128,7 @@ private:
   const temp_dir& dir_;
   std::vector<node_config::registered_url> registered_;
   std::function<void(node_config&)> tweak_;
+  node_secrets secrets_ = test_secrets();
   std::unique_ptr<voxos::node> node_;
 };
 
