@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
   auto opened = sealer->open("tenant", "oauth-tokens/bench", *sealed);
   auth::token_set tokens;
   tokens.access_token = *opened;
-  tokens.expires_at_ms = 0;      // never refreshed during the run
+  tokens.expires_at_ms = 0; // never refreshed during the run
   auth::oauth_settings settings;
   settings.server_url = url;
   auto credentials = std::make_shared<auth::oauth_session>(
@@ -101,8 +101,8 @@ int main(int argc, char** argv) {
   mcp_endpoint plain_endpoint{"plain", transport_kind::streamable_http, url, {}};
   mcp_endpoint bearer_endpoint{"bearer", transport_kind::streamable_http, url, {}};
   bearer_endpoint.auth = credentials;
-  mcp_endpoint static_endpoint{"static", transport_kind::streamable_http, url,
-                               {{"Authorization", "Bearer " + *opened}}};
+  mcp_endpoint static_endpoint{
+    "static", transport_kind::streamable_http, url, {{"Authorization", "Bearer " + *opened}}};
   mcp_config mcp;
   auto plain = spawn_mcp_connection(sys, plain_endpoint, policy, mcp);
   auto bearer = spawn_mcp_connection(sys, bearer_endpoint, policy, mcp);
@@ -113,8 +113,9 @@ int main(int argc, char** argv) {
   bool failed = false;
   auto call = [&](const mcp_connection_actor& conn) {
     auto start = clock_type::now();
-    self->request(conn, std::chrono::seconds{10}, request_atom::value, key++,
-                  std::string{"tools/call"}, params, uint32_t{0})
+    self
+      ->request(conn, std::chrono::seconds{10}, request_atom::value, key++,
+                std::string{"tools/call"}, params, uint32_t{0})
       .receive([](const std::string&) {},
                [&](caf::error& err) {
                  if (!failed)
@@ -165,10 +166,11 @@ int main(int argc, char** argv) {
               quantile(plain_us, 0.99));
   std::printf("  static header, same bytes:  p50 %7.1f µs  p99 %7.1f µs\n", quantile(fixed_us, 0.5),
               quantile(fixed_us, 0.99));
-  std::printf("  bearer from the vault:      p50 %7.1f µs  p99 %7.1f µs\n", quantile(bearer_us, 0.5),
-              quantile(bearer_us, 0.99));
-  std::printf("  added vs no auth:           p50 %+7.1f µs  p99 %+7.1f µs   target p50 <= 5 µs: %s\n",
-              added_p50, quantile(added_us, 0.99), verdict(added_p50 <= 5.0));
+  std::printf("  bearer from the vault:      p50 %7.1f µs  p99 %7.1f µs\n",
+              quantile(bearer_us, 0.5), quantile(bearer_us, 0.99));
+  std::printf(
+    "  added vs no auth:           p50 %+7.1f µs  p99 %+7.1f µs   target p50 <= 5 µs: %s\n",
+    added_p50, quantile(added_us, 0.99), verdict(added_p50 <= 5.0));
   std::printf("  added vs the same bytes:    p50 %+7.1f µs  p99 %+7.1f µs   (the credential path "
               "alone; target p50 <= 5 µs: %s)\n",
               path_p50, quantile(path_us, 0.99), verdict(path_p50 <= 5.0));

@@ -42,5 +42,10 @@ using listen_atom = caf::atom_constant<caf::atom("listen")>;
 using erase_atom = caf::atom_constant<caf::atom("erase")>;
 using vault_atom = caf::atom_constant<caf::atom("vault")>;
 using reseal_atom = caf::atom_constant<caf::atom("reseal")>;
+using sign_in_atom = caf::atom_constant<caf::atom("signin")>;
+using callback_atom = caf::atom_constant<caf::atom("callback")>;
+using tokens_atom = caf::atom_constant<caf::atom("tokens")>;
+using needs_auth_atom = caf::atom_constant<caf::atom("needsauth")>;
+using client_atom = caf::atom_constant<caf::atom("client")>;
 
 } // namespace voxos

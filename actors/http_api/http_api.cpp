@@ -27,6 +27,9 @@ using nlohmann::json;
 using clock_type = std::chrono::steady_clock;
 
 constexpr auto ask_timeout = std::chrono::seconds(30);
+/// A sign-in's steps wait on the authorization server (each request at most
+/// 10 s) and, at the callback, on the connection test.
+constexpr auto sign_in_timeout = std::chrono::seconds(90);
 constexpr std::size_t max_token_bytes = 512;
 
 // -- asking actors -----------------------------------------------------------
@@ -280,6 +283,7 @@ public:
   }
 
   void install(httplib::Server& srv);
+  void sign_in_callback(const httplib::Request& req, httplib::Response& res);
   void install_tenant_config(httplib::Server& srv);
   void stream_activity(httplib::Response& res, const tenant_actor& tenant,
                        const std::string& run_id, bool hold);
@@ -357,10 +361,66 @@ void http_api::routes::stream_activity(httplib::Response& res, const tenant_acto
     });
 }
 
+void http_api::routes::sign_in_callback(const httplib::Request& req, httplib::Response& res) {
+  if (!ctx_.sign_in) {
+    write_error(res, errc::conflict,
+                "this node cannot sign in to servers: it has no OAuth state secret");
+    return;
+  }
+  // Each query field once, bounded (the provider's answer is small).
+  json fields = json::object();
+  for (const auto& [name, value] : req.params) {
+    if (fields.size() >= 16 || name.size() > 64 || value.size() > 8192 || fields.contains(name)) {
+      write_error(res, errc::out_of_range, "callback: at most 16 distinct, bounded query fields");
+      return;
+    }
+    fields[name] = value;
+  }
+  auto state = fields.value("state", std::string{});
+  auto claims = auth::verify_oauth_state(state, ctx_.sign_in->state_secret,
+                                         std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           std::chrono::system_clock::now().time_since_epoch())
+                                           .count());
+  if (!claims) {
+    write_error(res, claims.error().code(), claims.error().message());
+    return;
+  }
+  auto [hdl, err] =
+    ask<tenant_actor>(*ctx_.sys, ctx_.directory, config_atom::value, claims->tenant);
+  if (!hdl) {
+    send_error(res, err);
+    return;
+  }
+  auto [text, failed] =
+    ask_within<std::string>(*ctx_.sys, caf::duration{sign_in_timeout}, *hdl, callback_atom::value,
+                            claims->server, claims->flow, fields.dump());
+  if (!text) {
+    send_error(res, failed);
+    return;
+  }
+  res.status = 200;
+  res.set_content(*text, "application/json");
+}
+
 void http_api::routes::install(httplib::Server& srv) {
   install_tenant_config(srv);
   auto& ctx = ctx_;
   // -- open ------------------------------------------------------------------
+  // The sign-in callback: the provider sends the owner's browser here. No
+  // token: the signed state names tenant, server and pending sign-in, and
+  // the tenant refuses a state whose sign-in it does not hold.
+  srv.Get(
+    std::string{server_sign_in::sign_in_callback_path},
+    [this](const httplib::Request& req, httplib::Response& res) { sign_in_callback(req, res); });
+  // The node's client ID metadata document (used only when it is https).
+  srv.Get(std::string{server_sign_in::client_metadata_path},
+          [this](const httplib::Request&, httplib::Response& res) {
+            if (!ctx_.sign_in || ctx_.sign_in->metadata_document_url.empty()) {
+              write_error(res, errc::not_found, "this node has no client metadata document");
+              return;
+            }
+            send_json(res, 200, server_sign_in::client_metadata_document(*ctx_.sign_in));
+          });
   srv.Get("/healthz", [&ctx](const httplib::Request&, httplib::Response& res) {
     auto [healthy, err] = ask<bool>(*ctx.sys, ctx.store, health_atom::value);
     if (healthy && *healthy)
@@ -541,10 +601,47 @@ void http_api::routes::install_tenant_config(httplib::Server& srv) {
                                     {"url", json_kind::string, false, 2048},
                                     {"transport", json_kind::string, false, 32},
                                     {"label", json_kind::string, false, 200},
-                                    {"headers", json_kind::object, false, 16}});
+                                    {"headers", json_kind::object, false, 16},
+                                    {"auth", json_kind::string, false, 32}});
              if (body)
                relay(res, 201, t, create_atom::value, server_atom::value, body->dump());
            }));
+  // Signing in to an OAuth server (server_sign_in.hpp): start (answers the
+  // provider URL), finalize (the test and discovery again, by hand), and a
+  // machine client for the client-credentials modes.
+  srv.Post(path("/v1/servers/{}/sign-in", id),
+           tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+             auto body = read_body(req, res,
+                                   {{"client_id", json_kind::string, false, 512},
+                                    {"client_secret", json_kind::string, false, 4096}});
+             if (!body)
+               return;
+             auto [text, err] = ask_within<std::string>(*ctx_.sys, caf::duration{sign_in_timeout},
+                                                        t, sign_in_atom::value, server_atom::value,
+                                                        std::string{req.matches[1]}, body->dump());
+             if (!text) {
+               send_error(res, err);
+               return;
+             }
+             res.status = 200;
+             res.set_content(*text, "application/json");
+           }));
+  srv.Post(path("/v1/servers/{}/finalize", id),
+           tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+             relay(res, 200, t, connect_atom::value, server_atom::value,
+                   std::string{req.matches[1]});
+           }));
+  srv.Put(path("/v1/servers/{}/client", id),
+          tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+            auto body = read_body(req, res,
+                                  {{"client_id", json_kind::string, true, 512},
+                                   {"client_secret", json_kind::string, false, 4096},
+                                   {"private_key_pem", json_kind::string, false, 16384},
+                                   {"signing_alg", json_kind::string, false, 16}});
+            if (body)
+              relay(res, 200, t, client_atom::value, server_atom::value,
+                    std::string{req.matches[1]}, body->dump());
+          }));
   srv.Post(path("/v1/servers/{}/test", id),
            tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
              relay(res, 200, t, connect_atom::value, server_atom::value,

@@ -16,6 +16,7 @@
 
 #include "actors/directory/directory.hpp"
 #include "actors/event_store/event_store.hpp"
+#include "actors/tenant/server_sign_in.hpp"
 #include "actors/vault_keeper/vault_keeper.hpp"
 #include "config/node_config.hpp"
 
@@ -43,6 +44,9 @@ struct http_api_context {
   std::chrono::milliseconds round_wait{round_wait_of(run_config{})};
   /// Bounds on requests that hold a worker while they wait (held_requests).
   held_limits held = held_limits_of(http_config{});
+  /// Signing in to servers (the callback checks its state with it), or
+  /// null: the node has no OAuth state secret.
+  std::shared_ptr<const server_sign_in::context> sign_in;
 };
 
 /// The route table. Owned by the node; must outlive the server's handlers

@@ -18,6 +18,7 @@
 #include "actors/metrics/node_metrics.hpp"
 #include "actors/run_host/run_host.hpp"
 #include "actors/tenant/server_credentials.hpp"
+#include "actors/tenant/server_sign_in.hpp"
 #include "actors/tenant/tenant_events.hpp"
 #include "actors/vault_keeper/vault_keeper.hpp"
 #include "config/clock.hpp"
@@ -237,6 +238,12 @@ result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_sec
   services.keeper = state->keeper;
   services.mcp = cfg.mcp;
   services.run = cfg.run;
+  if (auto sign_in = server_sign_in::make_context(services.urls, cfg.http.public_base_url,
+                                                  secrets.oauth_state_secret))
+    services.sign_in = std::move(*sign_in);
+  else
+    log::warn("node", "signing in to OAuth servers is off: " + sign_in.error().message());
+  auto sign_in_context = services.sign_in;
   state->directory =
     spawn_directory(sys, state->store, std::move(*index), state->metrics, std::move(services));
   state->run_host = spawn_run_host(sys, state->directory, state->node_id, state->metrics);
@@ -281,6 +288,7 @@ result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_sec
   ctx.host_keepalive_ms = cfg.run.host_keepalive_ms;
   ctx.round_wait = round_wait_of(cfg.run);
   ctx.held = held_limits_of(cfg.http);
+  ctx.sign_in = sign_in_context;
   auto* raw = state.get();
   ctx.node_info = [raw] {
     return nlohmann::json{

@@ -98,6 +98,7 @@ struct indexed_server {
   bool enabled = false;
   bool trusted = false;
   bool connected = false;
+  bool needs_auth = false;
   /// The canonical Exa identity, enabled, trusted, connected, allowlisting
   /// web_search_exa: the one qualifying server for limited channels.
   bool qualifying_exa = false;
@@ -120,6 +121,8 @@ struct indexed_server {
       return reason::server_untrusted;
     if (!connected)
       return reason::server_not_connected;
+    if (needs_auth)
+      return reason::server_needs_auth;
     return std::nullopt;
   }
 };
@@ -130,6 +133,7 @@ std::shared_ptr<const indexed_server> index_server(const mcp_server_record& s) {
   out->enabled = s.enabled;
   out->trusted = s.trusted;
   out->connected = s.connected;
+  out->needs_auth = s.needs_auth;
   out->cache = s.cached_tools;
   bool canonical_exa = is_canonical_exa(s);
 
@@ -179,8 +183,8 @@ std::shared_ptr<const indexed_server> index_server(const mcp_server_record& s) {
                          && curated->risk == risk_level::low;
   }
   const auto* search = out->find(web_search_exa);
-  out->qualifying_exa = canonical_exa && s.enabled && s.trusted && s.connected && search != nullptr
-                        && search->allowlisted;
+  out->qualifying_exa = canonical_exa && s.enabled && s.trusted && s.connected && !s.needs_auth
+                        && search != nullptr && search->allowlisted;
 
   // Route memberships: Exa counts with either of its presets.
   std::string_view preset_id = s.preset_id;
@@ -505,6 +509,8 @@ std::string_view to_string(reason x) noexcept {
     return "server_untrusted";
   case reason::server_not_connected:
     return "server_not_connected";
+  case reason::server_needs_auth:
+    return "server_needs_auth";
   case reason::not_allowlisted:
     return "not_allowlisted";
   case reason::not_discovered:

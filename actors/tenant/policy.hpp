@@ -86,6 +86,8 @@ enum class reason : uint8_t {
   not_in_snapshot,
   unknown_tool,
   foreign_server,
+  // denied by the base policy (added later; kept last: reasons are stored)
+  server_needs_auth, ///< the server's credentials are missing, revoked or past refresh
 };
 
 std::string_view to_string(channel x) noexcept;

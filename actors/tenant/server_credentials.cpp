@@ -30,6 +30,28 @@ std::string to_base64(const std::string& bytes) {
                         base64::alphabet::standard, true);
 }
 
+} // namespace
+
+result<std::string> seal_text(server_keys& keys, const std::string& tenant_id,
+                              const std::string& server_id, std::string_view purpose,
+                              std::string_view plaintext) {
+  auto sealed = keys.seal_for_server(tenant_id, server_id, purpose, plaintext);
+  if (!sealed)
+    return sealed.error();
+  return to_base64(*sealed);
+}
+
+result<std::string> open_text(server_keys& keys, const std::string& tenant_id,
+                              const std::string& server_id, std::string_view purpose,
+                              const std::string& sealed_base64) {
+  auto raw = base64::decode(sealed_base64);
+  if (!raw)
+    return status::error(errc::corrupt_data, "a server's sealed value does not decode");
+  return keys.open_for_server(tenant_id, server_id, purpose, *raw);
+}
+
+namespace {
+
 /// The record nodes before data keys sealed a server's headers for.
 std::string legacy_headers_record(const std::string& server_id) {
   return "server/" + server_id + "/headers";

@@ -48,6 +48,23 @@ result<std::string> seal_headers(server_keys& keys, const std::string& tenant_id
 result<http_header_list> open_headers(server_keys& keys, const std::string& tenant_id,
                                       const mcp_server_record& rec);
 
+/// Purposes of a server's OAuth values (OAuth modes), sealed the same way.
+inline constexpr std::string_view oauth_client_purpose = "oauth-client";
+inline constexpr std::string_view oauth_tokens_purpose = "oauth-tokens";
+inline constexpr std::string_view sign_in_purpose = "sign-in";
+
+/// `plaintext` sealed for the server and `purpose`, as standard base64 (the
+/// form a record keeps). Errors as server_keys::seal_for_server.
+result<std::string> seal_text(server_keys& keys, const std::string& tenant_id,
+                              const std::string& server_id, std::string_view purpose,
+                              std::string_view plaintext);
+
+/// What seal_text sealed. Errors: corrupt_data (not base64), and those of
+/// server_keys::open_for_server.
+result<std::string> open_text(server_keys& keys, const std::string& tenant_id,
+                              const std::string& server_id, std::string_view purpose,
+                              const std::string& sealed_base64);
+
 /// What upkeep_at_start did.
 struct upkeep_report {
   std::size_t resealed = 0; ///< servers whose headers moved to their data key

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -71,6 +72,14 @@ result<http_header_list> read_headers(const json& obj) {
   return out;
 }
 
+std::optional<auth_mode> oauth_mode_from(std::string_view text) {
+  for (auto mode : {auth_mode::oauth_authorization_code, auth_mode::oauth_client_credentials,
+                    auth_mode::private_key_jwt})
+    if (to_string(mode) == text)
+      return mode;
+  return std::nullopt;
+}
+
 result<std::string> optional_string(const json& body, const char* key) {
   auto found = body.find(key);
   if (found == body.end())
@@ -86,8 +95,8 @@ result<new_server> from_request(const json& body, const url_policy& policy,
                                 const std::string& tenant_id, const std::string& server_id) {
   if (!body.is_object())
     return status::error(errc::bad_json, "server: expected one JSON object");
-  static constexpr std::string_view known[] = {"preset_id", "variant", "url",
-                                               "transport", "label",   "headers"};
+  static constexpr std::string_view known[] = {"preset_id", "variant", "url", "transport",
+                                               "label",     "headers", "auth"};
   for (const auto& [key, value] : body.items())
     if (std::find(std::begin(known), std::end(known), key) == std::end(known))
       return status::error(errc::unknown_field, "server: unknown field");
@@ -96,7 +105,8 @@ result<new_server> from_request(const json& body, const url_policy& policy,
   auto url = optional_string(body, "url");
   auto transport = optional_string(body, "transport");
   auto label = optional_string(body, "label");
-  for (const auto* field : {&preset_id, &variant, &url, &transport, &label})
+  auto auth = optional_string(body, "auth");
+  for (const auto* field : {&preset_id, &variant, &url, &transport, &label, &auth})
     if (!*field)
       return field->error();
   if (label->size() > max_label)
@@ -119,6 +129,8 @@ result<new_server> from_request(const json& body, const url_policy& policy,
       return status::error(errc::not_found, "preset_id: no such preset");
     if (!transport->empty())
       return status::error(errc::out_of_range, "transport: set by the preset");
+    if (!auth->empty())
+      return status::error(errc::out_of_range, "auth: set by the preset");
     rec.preset_id = p->id;
     rec.transport = p->transport;
     rec.auth = p->auth;
@@ -164,9 +176,16 @@ result<new_server> from_request(const json& body, const url_policy& policy,
         return status::error(errc::missing_field,
                              "headers: this preset needs exactly its API-key header");
       break;
-    default:
-      return status::error(errc::conflict,
-                           "this preset's authorization mode cannot be set up on this node yet");
+    case auth_mode::oauth_authorization_code:
+    case auth_mode::oauth_client_credentials:
+    case auth_mode::private_key_jwt:
+      // Signed in (or given a client) after creation, through the sign-in
+      // routes: no headers.
+      if (!headers.empty())
+        return status::error(errc::out_of_range, "headers: this preset signs in with OAuth");
+      break;
+    case auth_mode::static_headers:
+      break;
     }
     for (const auto& tool : p->tools)
       if (tool.starter_grant && tool.enabled_by_default)
@@ -186,7 +205,19 @@ result<new_server> from_request(const json& body, const url_policy& policy,
                            "transport: \"streamable_http\" or \"sse\" (stdio is never accepted)");
     rec.url = *url;
     rec.auth = headers.empty() ? auth_mode::none : auth_mode::static_headers;
+    if (!auth->empty()) {
+      auto mode = oauth_mode_from(*auth);
+      if (!mode)
+        return status::error(errc::out_of_range,
+                             "auth: \"oauth_authorization_code\", \"oauth_client_credentials\" "
+                             "or \"private_key_jwt\" (static credentials go in headers)");
+      if (!headers.empty())
+        return status::error(errc::out_of_range, "headers: not with an OAuth auth mode");
+      rec.auth = *mode;
+    }
   }
+  // OAuth servers need signing in (or a client) before their tools are usable.
+  rec.needs_auth = is_oauth(rec.auth);
   auto checked = policy.check(rec.url, "mcp");
   if (!checked)
     return checked.error();

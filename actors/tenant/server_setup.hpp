@@ -10,6 +10,10 @@
 //               rule ("https_any"); refused otherwise (a preset's URL is its
 //               identity)
 //   transport   custom only: "streamable_http" (default) or "sse"
+//   auth        custom only: "oauth_authorization_code" (the owner signs in
+//               through the browser), "oauth_client_credentials" or
+//               "private_key_jwt" (a machine client given afterwards); such a
+//               server takes no headers and starts needing auth
 //   label       1..200 bytes; defaults to the preset's label or the host
 //   headers     {name: value}: static request headers (at most 16; names of
 //               1..64 token characters, values 1..4096 visible ASCII). A
@@ -25,8 +29,7 @@
 //
 // Errors name fields and rules, never values: missing_field, unknown_field,
 // wrong_type, out_of_range, not_found (preset, variant), forbidden (URL
-// policy), conflict (a preset whose auth mode needs the authorization work
-// that is not built yet).
+// policy).
 #pragma once
 
 #include <cstddef>
@@ -51,6 +54,12 @@ struct new_server {
 
 result<new_server> from_request(const nlohmann::json& body, const url_policy& policy,
                                 const std::string& tenant_id, const std::string& server_id);
+
+/// Whether `mode` is one of the OAuth modes (a sign-in or a client, then tokens).
+inline bool is_oauth(auth_mode mode) {
+  return mode == auth_mode::oauth_authorization_code || mode == auth_mode::oauth_client_credentials
+         || mode == auth_mode::private_key_jwt;
+}
 
 /// The headers as the text that is sealed, and back.
 std::string headers_to_text(const http_header_list& headers);

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
@@ -23,12 +24,14 @@
 #include "actors/run/tool_view.hpp"
 #include "actors/tenant/server_credentials.hpp"
 #include "actors/tenant/server_setup.hpp"
+#include "actors/tenant/server_sign_in.hpp"
 #include "actors/tenant/tenant_events.hpp"
 #include "actors/tenant/tenant_logic.hpp"
 #include "config/clock.hpp"
 #include "config/log.hpp"
 #include "messages/error.hpp"
 #include "storage/digest.hpp"
+#include "transport/auth/server_auth.hpp"
 #include "transport/url_policy.hpp"
 
 namespace voxos {
@@ -389,7 +392,380 @@ void fail_test(self_pointer self, const std::string& server_id, caf::error err,
       [promise, err](caf::error&) mutable { promise.deliver(std::move(err)); });
 }
 
-/// A new session with server `server_id` (its headers opened from the
+// -- OAuth servers: their credentials and the browser sign-in ------------------
+
+/// A server's sealed OAuth value, opened and read as JSON; nullopt if none.
+result<std::optional<json>> open_oauth_value(const tenant_actor_state& st,
+                                             const mcp_server_record& rec, std::string_view purpose,
+                                             const std::string& sealed) {
+  if (sealed.empty())
+    return std::optional<json>{};
+  auto text =
+    server_credentials::open_text(*st.services.keys, st.tenant_id, rec.server_id, purpose, sealed);
+  if (!text)
+    return text.error();
+  auto doc = json::parse(*text, nullptr, false);
+  OPENSSL_cleanse(text->data(), text->size());
+  if (doc.is_discarded())
+    return status::error(errc::corrupt_data, "a server's sealed OAuth value does not decode");
+  return std::optional<json>{std::move(doc)};
+}
+
+/// `doc` sealed for the server and `purpose` (the record's text form).
+result<std::string> seal_oauth_value(const tenant_actor_state& st, const std::string& server_id,
+                                     std::string_view purpose, const json& doc) {
+  auto text = doc.dump();
+  auto sealed =
+    server_credentials::seal_text(*st.services.keys, st.tenant_id, server_id, purpose, text);
+  OPENSSL_cleanse(text.data(), text.size());
+  return sealed;
+}
+
+/// The credentials of a connection to an OAuth server: the client and
+/// tokens opened from the vault, held in memory by the connection; new
+/// tokens and a give-up (needs_auth) are told to the tenant, which seals
+/// and records them. The node has no browser: a server without usable
+/// tokens answers needs_auth until its owner signs in again.
+result<std::shared_ptr<auth::server_auth>> oauth_credentials(self_pointer self,
+                                                             const mcp_server_record& rec) {
+  auto& st = self->state;
+  if (!st.services.sign_in)
+    return status::error(errc::needs_auth,
+                         "this node cannot sign in to servers: it has no OAuth state secret");
+  auto client =
+    open_oauth_value(st, rec, server_credentials::oauth_client_purpose, rec.sealed_oauth_client);
+  if (!client)
+    return client.error();
+  auto tokens =
+    open_oauth_value(st, rec, server_credentials::oauth_tokens_purpose, rec.sealed_oauth_tokens);
+  if (!tokens)
+    return tokens.error();
+  std::optional<auth::client_registration> registered;
+  if (*client) {
+    auto read = auth::client_registration::from_json(**client);
+    if (!read)
+      return read.error();
+    registered = std::move(*read);
+  }
+  std::optional<auth::token_set> held;
+  if (*tokens) {
+    auto read = auth::token_set::from_json(**tokens);
+    if (!read)
+      return read.error();
+    held = std::move(*read);
+  }
+  const auto& ctx = *st.services.sign_in;
+  auth::oauth_settings settings;
+  settings.kind = rec.auth == auth_mode::oauth_authorization_code
+                    ? auth::oauth_settings::grant::authorization_code
+                    : auth::oauth_settings::grant::client_credentials;
+  settings.server_url = rec.url;
+  settings.profile.client_name = ctx.client_name;
+  settings.profile.redirect_uri = ctx.redirect_uri;
+  settings.profile.metadata_document_url = ctx.metadata_document_url;
+  if (settings.kind == auth::oauth_settings::grant::client_credentials)
+    settings.profile.pre_registered = registered;
+  auto tenant = caf::actor_cast<caf::actor>(self);
+  auto server_id = rec.server_id;
+  settings.on_tokens = [tenant, server_id](const auth::client_registration& used,
+                                           const auth::token_set& fresh) {
+    caf::anon_send(tenant, tokens_atom::value, server_id, used.to_json().dump(),
+                   fresh.to_json().dump());
+  };
+  settings.on_needs_auth = [tenant, server_id] {
+    caf::anon_send(tenant, needs_auth_atom::value, server_id);
+  };
+  return std::shared_ptr<auth::server_auth>{std::make_shared<auth::oauth_session>(
+    ctx.fetch, std::move(settings), std::move(registered), std::move(held))};
+}
+
+/// Runs `job` (it blocks on an authorization server) on a worker thread of
+/// its own; `then` gets its outcome back on the tenant's thread.
+template <class T, class Then>
+void off_thread(self_pointer self, std::function<result<T>()> job, Then then) {
+  auto box = std::make_shared<std::optional<result<T>>>();
+  auto worker =
+    self->system().spawn<caf::detached>([job, box](caf::event_based_actor* me) -> caf::behavior {
+      return {[job, box, me](run_atom) {
+        *box = job();
+        me->quit();
+        return true;
+      }};
+    });
+  // The authorization work bounds each request itself (auth_fetch: 10 s);
+  // a sign-in makes a handful.
+  self->request(worker, std::chrono::seconds{90}, run_atom::value)
+    .then([box, then](bool) mutable { then(std::move(**box)); },
+          [then](caf::error& err) mutable {
+            then(result<T>{status::error(code_of(err), message_of(err))});
+          });
+}
+
+/// The OAuth server `server_id` of this tenant, or the refusal.
+result<const mcp_server_record*> oauth_server(const tenant_actor_state& st,
+                                              const std::string& server_id, bool browser_sign_in) {
+  auto rec = st.cfg.state.servers.find(server_id);
+  if (rec == st.cfg.state.servers.end())
+    return status::error(errc::not_found, "no such server for this tenant");
+  if (browser_sign_in ? rec->second.auth != auth_mode::oauth_authorization_code
+                      : !server_setup::is_oauth(rec->second.auth)
+                          || rec->second.auth == auth_mode::oauth_authorization_code)
+    return status::error(errc::conflict, browser_sign_in
+                                           ? "this server does not sign in through a browser"
+                                           : "this server takes no machine client");
+  if (!st.services.sign_in)
+    return status::error(errc::conflict,
+                         "this node cannot sign in to servers: it has no OAuth state secret");
+  return &rec->second;
+}
+
+caf::result<std::string> start_sign_in(self_pointer self, const std::string& server_id,
+                                       const std::string& body) {
+  auto& st = self->state;
+  auto rec = oauth_server(st, server_id, true);
+  if (!rec)
+    return refuse(self, rec.error(), {{"op", "sign_in"}, {"server_id", server_id}});
+  auto doc = json::parse(body, nullptr, false);
+  if (!doc.is_object())
+    return make_error(errc::bad_json, "sign-in: expected one JSON object");
+  auto id = doc.value("client_id", std::string{});
+  auto secret = doc.value("client_secret", std::string{});
+  if (id.empty() != secret.empty())
+    return make_error(errc::missing_field,
+                      "client_id, client_secret: give both to replace the client, or neither");
+  std::optional<auth::client_registration> replacement;
+  if (!id.empty()) {
+    replacement.emplace();
+    replacement->client_id = std::move(id);
+    replacement->client_secret = std::move(secret);
+  }
+  auto stored = open_oauth_value(st, **rec, server_credentials::oauth_client_purpose,
+                                 (*rec)->sealed_oauth_client);
+  if (!stored)
+    return to_error(stored.error());
+  std::optional<auth::client_registration> stored_client;
+  if (*stored)
+    if (auto read = auth::client_registration::from_json(**stored))
+      stored_client = std::move(*read);
+  auto ctx = st.services.sign_in;
+  auto tenant_id = st.tenant_id;
+  auto url = (*rec)->url;
+  auto promise = self->make_response_promise<std::string>();
+  off_thread<server_sign_in::started>(
+    self,
+    [ctx, tenant_id, server_id, url, stored_client, replacement] {
+      return server_sign_in::start(*ctx, tenant_id, server_id, url, stored_client, replacement,
+                                   wall_clock_us() / 1000);
+    },
+    [self, server_id, promise](result<server_sign_in::started> started) mutable {
+      if (!started) {
+        promise.deliver(to_error(started.error()));
+        return;
+      }
+      auto& st = self->state;
+      auto now = st.cfg.state.servers.find(server_id);
+      if (now == st.cfg.state.servers.end()) {
+        promise.deliver(make_error(errc::not_found, "the server was deleted during sign-in"));
+        return;
+      }
+      // The client (a replacement, or a new registration) and the pending
+      // sign-in are sealed before the provider is opened.
+      auto client = seal_oauth_value(st, server_id, server_credentials::oauth_client_purpose,
+                                     started->client.to_json());
+      auto pending = seal_oauth_value(st, server_id, server_credentials::sign_in_purpose,
+                                      started->sign_in.to_json());
+      OPENSSL_cleanse(started->sign_in.verifier.data(), started->sign_in.verifier.size());
+      if (!client || !pending) {
+        promise.deliver(to_error(!client ? client.error() : pending.error()));
+        return;
+      }
+      auto updated = now->second;
+      updated.sealed_oauth_client = std::move(*client);
+      updated.sealed_sign_in = std::move(*pending);
+      updated.sign_in_flow = started->sign_in.flow;
+      json answer{{"authorization_url", started->authorization_url},
+                  {"redirect_uri", st.services.sign_in->redirect_uri}};
+      commit_into(self, {tenant_events::server_upserted(updated)}, promise,
+                  [answer] { return answer.dump(); });
+    });
+  return promise;
+}
+
+caf::result<std::string> test_server(self_pointer self, const std::string& server_id);
+
+caf::result<std::string> finish_sign_in(self_pointer self, const std::string& server_id,
+                                        const std::string& flow, const std::string& query) {
+  auto& st = self->state;
+  auto rec = oauth_server(st, server_id, true);
+  if (!rec)
+    return refuse(self, rec.error(), {{"op", "sign_in_callback"}, {"server_id", server_id}});
+  // One pending sign-in per server: another, a used or a replaced one is
+  // refused (a replayed state finds nothing).
+  if ((*rec)->sign_in_flow.empty() || (*rec)->sign_in_flow != flow)
+    return refuse(self,
+                  status::error(errc::unauthorized,
+                                "sign-in: no such sign-in is waiting (used, replaced or unknown)"),
+                  {{"op", "sign_in_callback"}, {"server_id", server_id}});
+  auto pending_doc =
+    open_oauth_value(st, **rec, server_credentials::sign_in_purpose, (*rec)->sealed_sign_in);
+  auto client_doc = open_oauth_value(st, **rec, server_credentials::oauth_client_purpose,
+                                     (*rec)->sealed_oauth_client);
+  if (!pending_doc || !*pending_doc || !client_doc || !*client_doc)
+    return make_error(errc::corrupt_data, "sign-in: the pending sign-in does not open");
+  auto pending = server_sign_in::pending::from_json(**pending_doc);
+  auto client = auth::client_registration::from_json(**client_doc);
+  if (!pending || !client)
+    return make_error(errc::corrupt_data, "sign-in: the pending sign-in does not decode");
+  auto fields_doc = json::parse(query, nullptr, false);
+  auth::form_fields answer;
+  if (fields_doc.is_object())
+    for (const auto& [name, value] : fields_doc.items())
+      if (value.is_string())
+        answer.emplace_back(name, value.get<std::string>());
+  // The sign-in is used now, whatever its outcome: a replay finds nothing.
+  auto used = **rec;
+  used.sealed_sign_in.clear();
+  used.sign_in_flow.clear();
+  auto ctx = st.services.sign_in;
+  auto url = (*rec)->url;
+  auto promise = self->make_response_promise<std::string>();
+  append_serially(self, {tenant_events::server_upserted(used)}, [=](caf::error err) mutable {
+    if (err) {
+      promise.deliver(std::move(err));
+      return;
+    }
+    off_thread<auth::token_set>(
+      self,
+      [ctx, url, client = *client, pending = *pending, answer] {
+        return server_sign_in::finish(*ctx, url, client, pending, answer, wall_clock_us() / 1000);
+      },
+      [self, server_id, client = *client, promise](result<auth::token_set> tokens) mutable {
+        if (!tokens) {
+          promise.deliver(to_error(tokens.error()));
+          return;
+        }
+        auto& st = self->state;
+        auto now = st.cfg.state.servers.find(server_id);
+        if (now == st.cfg.state.servers.end()) {
+          promise.deliver(make_error(errc::not_found, "the server was deleted during sign-in"));
+          return;
+        }
+        auto sealed = seal_oauth_value(st, server_id, server_credentials::oauth_tokens_purpose,
+                                       tokens->to_json());
+        if (!sealed) {
+          promise.deliver(to_error(sealed.error()));
+          return;
+        }
+        auto signed_in = now->second;
+        signed_in.sealed_oauth_tokens = std::move(*sealed);
+        signed_in.needs_auth = false;
+        append_serially(
+          self, {tenant_events::server_upserted(signed_in)},
+          [self, server_id, promise](caf::error failed) mutable {
+            if (failed) {
+              promise.deliver(std::move(failed));
+              return;
+            }
+            // Tested and discovered with the new tokens.
+            self
+              ->request(caf::actor_cast<tenant_actor>(self),
+                        std::chrono::milliseconds{connection_test_ms * 2}, connect_atom::value,
+                        server_atom::value, server_id)
+              .then([promise](std::string& record) mutable { promise.deliver(std::move(record)); },
+                    [promise](caf::error& failed) mutable { promise.deliver(std::move(failed)); });
+          });
+      });
+  });
+  return promise;
+}
+
+caf::result<std::string> set_machine_client(self_pointer self, const std::string& server_id,
+                                            const std::string& body) {
+  auto& st = self->state;
+  auto rec = oauth_server(st, server_id, false);
+  if (!rec)
+    return refuse(self, rec.error(), {{"op", "set_client"}, {"server_id", server_id}});
+  auto doc = json::parse(body, nullptr, false);
+  if (!doc.is_object())
+    return make_error(errc::bad_json, "client: expected one JSON object");
+  auth::client_registration client;
+  client.client_id = doc.value("client_id", std::string{});
+  if (client.client_id.empty() || client.client_id.size() > 512)
+    return make_error(errc::missing_field, "client_id: 1 to 512 bytes, required");
+  if ((*rec)->auth == auth_mode::private_key_jwt) {
+    client.method = auth::client_auth_method::private_key_jwt;
+    client.private_key_pem = doc.value("private_key_pem", std::string{});
+    client.signing_alg = doc.value("signing_alg", std::string{});
+    auto key = auth::signing_key::from_pem(client.private_key_pem, client.signing_alg);
+    if (!key)
+      return make_error(errc::out_of_range, "private_key_pem: " + key.error().message());
+    client.signing_alg = std::string{key->alg_name()};
+  } else {
+    client.client_secret = doc.value("client_secret", std::string{});
+    if (client.client_secret.empty())
+      return make_error(errc::missing_field, "client_secret: required");
+    client.method = auth::client_auth_method::client_secret_basic;
+  }
+  auto sealed =
+    seal_oauth_value(st, server_id, server_credentials::oauth_client_purpose, client.to_json());
+  OPENSSL_cleanse(client.client_secret.data(), client.client_secret.size());
+  OPENSSL_cleanse(client.private_key_pem.data(), client.private_key_pem.size());
+  if (!sealed)
+    return to_error(sealed.error());
+  auto updated = **rec;
+  updated.sealed_oauth_client = std::move(*sealed);
+  updated.sealed_oauth_tokens.clear();
+  drop_connection(self, server_id);
+  return commit(self, {tenant_events::server_upserted(updated)}, [self, server_id] {
+    return tenant_events::to_json(self->state.cfg.state.servers.at(server_id), false).dump();
+  });
+}
+
+/// New tokens from a connection's credentials (a grant or a refresh):
+/// sealed and stored, replacing the old ones in one event; the server no
+/// longer needs signing in.
+void store_tokens(self_pointer self, const std::string& server_id, const std::string& client_text,
+                  const std::string& tokens_text) {
+  auto& st = self->state;
+  auto rec = st.cfg.state.servers.find(server_id);
+  if (rec == st.cfg.state.servers.end() || !server_setup::is_oauth(rec->second.auth))
+    return;
+  auto client = seal_oauth_value(st, server_id, server_credentials::oauth_client_purpose,
+                                 json::parse(client_text, nullptr, false));
+  auto tokens = seal_oauth_value(st, server_id, server_credentials::oauth_tokens_purpose,
+                                 json::parse(tokens_text, nullptr, false));
+  if (!client || !tokens) {
+    log::error("tenant", "sealing a server's new tokens failed: "
+                           + (!client ? client.error() : tokens.error()).message());
+    return;
+  }
+  auto updated = rec->second;
+  updated.sealed_oauth_client = std::move(*client);
+  updated.sealed_oauth_tokens = std::move(*tokens);
+  updated.needs_auth = false;
+  append_serially(self, {tenant_events::server_upserted(updated)}, [](caf::error err) {
+    if (err)
+      log::error("tenant", "storing a server's new tokens failed: " + message_of(err));
+  });
+}
+
+/// A connection's credentials gave up: the server needs signing in again,
+/// and its tools leave new runs' views until it does.
+void mark_needs_auth(self_pointer self, const std::string& server_id) {
+  auto& st = self->state;
+  auto rec = st.cfg.state.servers.find(server_id);
+  if (rec == st.cfg.state.servers.end() || rec->second.needs_auth)
+    return;
+  auto updated = rec->second;
+  updated.needs_auth = true;
+  log::info("tenant", "a server needs signing in again: " + server_id);
+  append_serially(self, {tenant_events::server_upserted(updated)}, [](caf::error err) {
+    if (err)
+      log::error("tenant", "recording that a server needs signing in failed: " + message_of(err));
+  });
+}
+
+/// A new session with server `server_id` (its credentials opened from the
 /// vault), replacing any the tenant had, and kept as the tenant's session.
 result<mcp_connection_actor> open_connection(self_pointer self, const std::string& server_id,
                                              const mcp_server_record& rec) {
@@ -397,10 +773,16 @@ result<mcp_connection_actor> open_connection(self_pointer self, const std::strin
   auto headers = server_credentials::open_headers(*st.services.keys, st.tenant_id, rec);
   if (!headers)
     return headers.error();
+  mcp_endpoint endpoint{server_id, rec.transport, rec.url, std::move(*headers)};
+  if (server_setup::is_oauth(rec.auth)) {
+    auto credentials = oauth_credentials(self, rec);
+    if (!credentials)
+      return credentials.error();
+    endpoint.auth = std::move(*credentials);
+  }
   drop_connection(self, server_id);
-  auto conn = spawn_mcp_connection(
-    self->system(), mcp_endpoint{server_id, rec.transport, rec.url, std::move(*headers)},
-    st.services.urls, st.services.mcp, caf::actor_cast<caf::actor>(self));
+  auto conn = spawn_mcp_connection(self->system(), std::move(endpoint), st.services.urls,
+                                   st.services.mcp, caf::actor_cast<caf::actor>(self));
   (*st.connections)[server_id] = conn;
   return conn;
 }
@@ -1039,6 +1421,30 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
         start_run(self, std::move(start), std::move(again), promise);
       });
       return promise;
+    },
+    [self, note](sign_in_atom, server_atom, const std::string& server_id,
+                 const std::string& body) -> caf::result<std::string> {
+      note();
+      return start_sign_in(self, server_id, body);
+    },
+    [self, note](callback_atom, const std::string& server_id, const std::string& flow,
+                 const std::string& query) -> caf::result<std::string> {
+      note();
+      return finish_sign_in(self, server_id, flow, query);
+    },
+    [self, note](client_atom, server_atom, const std::string& server_id,
+                 const std::string& body) -> caf::result<std::string> {
+      note();
+      return set_machine_client(self, server_id, body);
+    },
+    [self, note](tokens_atom, const std::string& server_id, const std::string& client_text,
+                 const std::string& tokens_text) {
+      note();
+      store_tokens(self, server_id, client_text, tokens_text);
+    },
+    [self, note](needs_auth_atom, const std::string& server_id) {
+      note();
+      mark_needs_auth(self, server_id);
     },
     [self, note](changed_atom, tool_atom, const std::string& server_id) {
       note();

@@ -35,6 +35,10 @@ class node_metrics;
 class server_keys;
 class url_policy;
 
+namespace server_sign_in {
+struct context;
+}
+
 /// What every tenant actor of a node shares: the outbound URL policy, the
 /// per-server data keys that seal server credentials and the keeper that
 /// erases them (server_credentials.hpp), the MCP client's and the runs' bounds.
@@ -42,6 +46,9 @@ struct tenant_services {
   std::shared_ptr<const url_policy> urls;
   std::shared_ptr<server_keys> keys;
   vault_keeper_actor keeper;
+  /// Signing in to servers (OAuth): the node's redirect URI, state key and
+  /// the authorization work's HTTP; null when the node has no state secret.
+  std::shared_ptr<const server_sign_in::context> sign_in;
   mcp_config mcp;
   run_config run;
 };
@@ -75,6 +82,25 @@ using tenant_actor = caf::typed_actor<
   // {"deleted": id}. (An erasure that fails is logged; the next start
   // erases the key.)
   caf::replies_to<revoke_atom, server_atom, std::string>::with<std::string>,
+  // Starts a browser sign-in to an OAuth server (server id, JSON
+  // {"client_id"?, "client_secret"?}: both to replace the stored client,
+  // sealed before the provider is opened; neither to use the stored one or
+  // register); answers {"authorization_url","redirect_uri"}.
+  caf::replies_to<sign_in_atom, server_atom, std::string, std::string>::with<std::string>,
+  // The sign-in's callback (server id, pending sign-in id, the callback's
+  // query as JSON {name: value}): the answer checked, the code exchanged,
+  // the tokens sealed, then the connection test; answers the record. A
+  // sign-in the tenant does not hold (another, used, replaced) is refused.
+  caf::replies_to<callback_atom, std::string, std::string, std::string>::with<std::string>,
+  // Sets the machine client of a client-credentials or private-key-JWT
+  // server (server id, JSON {"client_id", "client_secret"} or {"client_id",
+  // "private_key_pem", "signing_alg"?}), sealed; answers the record.
+  caf::replies_to<client_atom, server_atom, std::string, std::string>::with<std::string>,
+  // From a connection's credentials: new tokens (server id, client JSON,
+  // tokens JSON; local only), sealed and stored, replacing the old ones.
+  caf::reacts_to<tokens_atom, std::string, std::string, std::string>,
+  // From a connection's credentials: the server needs signing in again.
+  caf::reacts_to<needs_auth_atom, std::string>,
   // Adds or replaces a phone integration (JSON phone_integration); answers it.
   caf::replies_to<phone_atom, std::string>::with<std::string>,
   // Adds or replaces a saved contact (JSON contact_record); answers it.

@@ -436,9 +436,31 @@ result<tool_definition> decode_tool_definition(const json& x, const std::string&
 result<mcp_server_record> decode_server(const json& x, const std::string& path) {
   reader r{x,
            path,
-           {"server_id", "tenant_id", "label", "preset_id", "variant", "transport", "url", "auth",
-            "enabled", "trusted", "connected", "allowed_tools", "cached_tools", "cache_version",
-            "discovered_us", "sealed_headers", "has_headers", "tool_count"}};
+           {"server_id",
+            "tenant_id",
+            "label",
+            "preset_id",
+            "variant",
+            "transport",
+            "url",
+            "auth",
+            "enabled",
+            "trusted",
+            "connected",
+            "allowed_tools",
+            "cached_tools",
+            "cache_version",
+            "discovered_us",
+            "sealed_headers",
+            "has_headers",
+            "tool_count",
+            "sealed_oauth_client",
+            "sealed_oauth_tokens",
+            "sealed_sign_in",
+            "sign_in_flow",
+            "needs_auth",
+            "signed_in",
+            "has_oauth_client"}};
   mcp_server_record out;
   r.text("server_id", out.server_id, rule::server_id);
   r.text("tenant_id", out.tenant_id, rule::tenant);
@@ -462,6 +484,17 @@ result<mcp_server_record> decode_server(const json& x, const std::string& path) 
   r.integer("discovered_us", out.discovered_us);
   if (r.has("sealed_headers"))
     r.text("sealed_headers", out.sealed_headers);
+  // (absent from records made before OAuth: none of them)
+  if (r.has("sealed_oauth_client"))
+    r.text("sealed_oauth_client", out.sealed_oauth_client);
+  if (r.has("sealed_oauth_tokens"))
+    r.text("sealed_oauth_tokens", out.sealed_oauth_tokens);
+  if (r.has("sealed_sign_in"))
+    r.text("sealed_sign_in", out.sealed_sign_in);
+  if (r.has("sign_in_flow"))
+    r.text("sign_in_flow", out.sign_in_flow);
+  if (r.has("needs_auth"))
+    r.flag("needs_auth", out.needs_auth);
   return r.finish(std::move(out));
 }
 
@@ -1007,6 +1040,7 @@ nlohmann::json to_json(const mcp_server_record& x, bool with_cached_tools) {
            {"enabled", x.enabled},
            {"trusted", x.trusted},
            {"connected", x.connected},
+           {"needs_auth", x.needs_auth},
            {"allowed_tools", x.allowed_tools},
            {"cache_version", x.cache_version},
            {"discovered_us", x.discovered_us}};
@@ -1024,9 +1058,17 @@ nlohmann::json to_json(const mcp_server_record& x, bool with_cached_tools) {
     out["cached_tools"] = std::move(tools);
     if (!x.sealed_headers.empty())
       out["sealed_headers"] = x.sealed_headers;
+    for (auto [name, value] : {std::pair{"sealed_oauth_client", &x.sealed_oauth_client},
+                               std::pair{"sealed_oauth_tokens", &x.sealed_oauth_tokens},
+                               std::pair{"sealed_sign_in", &x.sealed_sign_in},
+                               std::pair{"sign_in_flow", &x.sign_in_flow}})
+      if (!value->empty())
+        out[name] = *value;
   } else {
-    // Listings: what an operator needs, never the sealed headers.
+    // Listings: what an operator needs, never the sealed values.
     out["has_headers"] = !x.sealed_headers.empty();
+    out["has_oauth_client"] = !x.sealed_oauth_client.empty();
+    out["signed_in"] = !x.sealed_oauth_tokens.empty();
     out["tool_count"] = x.cached_tools.size();
   }
   return out;

@@ -33,6 +33,18 @@ struct mcp_server_record {
   /// sealed by the vault for (tenant, server id); empty when none. Never
   /// opened except to connect.
   std::string sealed_headers;
+  /// OAuth modes, sealed like the headers, never opened except to connect
+  /// or to finish a sign-in: the client (its registration with the
+  /// authorization server), the tokens, and the pending browser sign-in
+  /// (its PKCE verifier; one at a time, replaced by a new start, cleared
+  /// when used) with its id, which the signed state names.
+  std::string sealed_oauth_client;
+  std::string sealed_oauth_tokens;
+  std::string sealed_sign_in;
+  std::string sign_in_flow;
+  /// The server needs signing in (again): its credentials are missing,
+  /// revoked or past refresh. Its tools leave new runs' views.
+  bool needs_auth = false;
   bool enabled = false;
   bool trusted = false;
   bool connected = false;                 ///< the last explicit connection test succeeded

@@ -141,8 +141,15 @@ bool oauth_session::can_grant() const {
   return static_cast<bool>(settings_.user_agent);
 }
 
-status oauth_session::refused(int http_status, std::string_view challenge_text,
-                              std::string_view sent) {
+status oauth_session::refused(int http_status, std::string_view challenge, std::string_view sent) {
+  auto out = answer_refusal(http_status, challenge, sent);
+  if (!out && out.code() == errc::needs_auth && settings_.on_needs_auth)
+    settings_.on_needs_auth();
+  return out;
+}
+
+status oauth_session::answer_refusal(int http_status, std::string_view challenge_text,
+                                     std::string_view sent) {
   std::lock_guard<std::mutex> guard{mtx_};
   // Another request replaced the credential meanwhile: send with the new one.
   if (!header_.empty() && sent != header_)

@@ -76,6 +76,8 @@ struct oauth_settings {
   /// jwt_bearer only: the assertion for a grant at the authorization server
   /// discovery found (its issuer is the assertion's audience).
   std::function<result<std::string>(const discovery& found)> assertion;
+  /// Hears when the session gives up (needs_auth): no usable credential.
+  std::function<void()> on_needs_auth;
   /// Hears every new token set, with the client it was got with.
   std::function<void(const client_registration&, const token_set&)> on_tokens;
 };
@@ -96,6 +98,7 @@ public:
   std::string scope() const;
 
 private:
+  status answer_refusal(int http_status, std::string_view challenge, std::string_view sent);
   /// A new grant for `scope`, with `found_` set. Caller holds mtx_.
   status grant(const std::string& scope);
   /// Whether a grant can be had without the owner (client credentials, or a

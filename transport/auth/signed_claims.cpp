@@ -30,13 +30,12 @@ constexpr int64_t max_assertion_life_ms = 5 * 60 * 1000;
 } // namespace
 
 result<std::string> sign_oauth_state(const signing_key& key, const oauth_state_claims& claims) {
-  return make_jwt(key,
-                  json{{"typ", "voxos-oauth-state"},
-                       {"tnt", claims.tenant},
-                       {"srv", claims.server},
-                       {"flw", claims.flow},
-                       {"exp", claims.expires_at_ms},
-                       {"nce", random_base64url(12)}});
+  return make_jwt(key, json{{"typ", "voxos-oauth-state"},
+                            {"tnt", claims.tenant},
+                            {"srv", claims.server},
+                            {"flw", claims.flow},
+                            {"exp", claims.expires_at_ms},
+                            {"nce", random_base64url(12)}});
 }
 
 result<oauth_state_claims> verify_oauth_state(std::string_view state, std::string_view secret,
@@ -70,7 +69,7 @@ result<std::string> mint_broker_assertion(const signing_key& key, std::string_vi
 }
 
 broker_verifier::broker_verifier(std::string secret, std::size_t max_remembered)
-  : secret_(std::move(secret)), max_remembered_(max_remembered) {}
+    : secret_(std::move(secret)), max_remembered_(max_remembered) {}
 
 result<broker_claims> broker_verifier::verify(std::string_view assertion, std::string_view server,
                                               int64_t now_ms) {
@@ -94,8 +93,7 @@ result<broker_claims> broker_verifier::verify(std::string_view assertion, std::s
     return refused("assertion: for another server");
   std::lock_guard<std::mutex> guard{mtx_};
   // Forget what has expired (and, past the bound, the oldest).
-  while (!order_.empty()
-         && (order_.front().first <= now_ms || order_.size() >= max_remembered_)) {
+  while (!order_.empty() && (order_.front().first <= now_ms || order_.size() >= max_remembered_)) {
     seen_.erase(order_.front().second);
     order_.pop_front();
   }

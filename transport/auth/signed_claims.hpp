@@ -75,8 +75,7 @@ class broker_verifier {
 public:
   explicit broker_verifier(std::string secret, std::size_t max_remembered = 100'000);
 
-  result<broker_claims> verify(std::string_view assertion, std::string_view server,
-                               int64_t now_ms);
+  result<broker_claims> verify(std::string_view assertion, std::string_view server, int64_t now_ms);
 
 private:
   std::string secret_;

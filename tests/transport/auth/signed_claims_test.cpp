@@ -80,7 +80,8 @@ TEST_CASE("a broker assertion is taken once, for its server, before it expires")
   // Another server.
   auto other = mint_broker_assertion(key, "tenant-a", "server-1", now);
   REQUIRE(other.is_ok());
-  CHECK(broker.verify(*other, "server-2", now).error().message() == "assertion: for another server");
+  CHECK(broker.verify(*other, "server-2", now).error().message()
+        == "assertion: for another server");
   // Expired.
   auto late = mint_broker_assertion(key, "tenant-a", "server-1", now);
   REQUIRE(late.is_ok());
