@@ -25,6 +25,13 @@ const unsigned char* bytes_of(std::string_view text) {
   return reinterpret_cast<const unsigned char*>(text.data());
 }
 
+/// Refuses to give a passphrase: an encrypted key is not a usable key here.
+/// (Without a callback OpenSSL asks for one on the terminal, or on stdin,
+/// and blocks the calling thread.)
+int no_passphrase(char*, int, int, void*) {
+  return -1;
+}
+
 status key_error(std::string_view what) {
   return status::error(errc::out_of_range, "private key: " + std::string{what});
 }
@@ -97,7 +104,7 @@ result<signing_key> signing_key::from_pem(std::string_view pem, std::string_view
   if (!bio)
     return key_error("not a PEM private key");
   auto held = std::make_shared<pkey>();
-  held->key = PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr);
+  held->key = PEM_read_bio_PrivateKey(bio.get(), nullptr, no_passphrase, nullptr);
   if (held->key == nullptr)
     return key_error("not a PEM private key");
   signing_key out;
