@@ -213,7 +213,9 @@ result<nlohmann::json> verify_hs256(std::string_view token, std::string_view sec
   auto claims = nlohmann::json::parse(*claims_text, nullptr, false);
   if (!header.is_object() || !claims.is_object())
     return malformed();
-  if (header.value("alg", std::string{}) != "HS256")
+  // Not header.value(): it throws on an "alg" that is not a string.
+  auto alg = header.find("alg");
+  if (alg == header.end() || !alg->is_string() || alg->get_ref<const std::string&>() != "HS256")
     return status::error(errc::unauthorized, "unexpected algorithm");
   auto expected = hmac_sha256(secret, token.substr(0, second));
   if (expected.size() != signature->size()
