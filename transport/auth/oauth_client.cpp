@@ -22,6 +22,11 @@ using nlohmann::json;
 /// Lifetime of a private-key JWT client assertion (RFC 7523: short).
 constexpr int64_t assertion_lifetime_s = 60;
 
+/// The longest expires_in taken (about 317 years): a server's 1e300 would
+/// overflow the expiry's milliseconds (undefined; in practice a token that
+/// is always expired, refreshed before every request).
+constexpr double max_expires_in_s = 1e10;
+
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
            std::chrono::system_clock::now().time_since_epoch())
@@ -517,7 +522,8 @@ result<token_set> oauth_client::token_request(const discovery& found,
   else
     out.scope = requested_scope;
   if (auto it = doc.find("expires_in"); it != doc.end() && it->is_number() && *it >= 0)
-    out.expires_at_ms = now_ms() + static_cast<int64_t>(it->get<double>() * 1000);
+    out.expires_at_ms =
+      now_ms() + static_cast<int64_t>(std::min(it->get<double>(), max_expires_in_s) * 1000);
   out.issuer = found.server.issuer;
   return out;
 }
