@@ -25,8 +25,11 @@ oauth_session::oauth_session(std::shared_ptr<const auth_fetcher> fetch, oauth_se
                              std::optional<token_set> tokens)
     : fetch_(std::move(fetch)), client_api_(*fetch_), settings_(std::move(settings)),
       client_(std::move(client)) {
-  if (tokens)
-    keep(std::move(*tokens));
+  // What the node holds already: not news for on_tokens (keep() would tell).
+  if (tokens) {
+    header_ = "Bearer " + tokens->access_token;
+    tokens_ = std::move(tokens);
+  }
 }
 
 void oauth_session::keep(token_set tokens) {
