@@ -25,6 +25,13 @@ const unsigned char* bytes_of(std::string_view text) {
   return reinterpret_cast<const unsigned char*>(text.data());
 }
 
+/// Refuses to give a passphrase: an encrypted key is not a usable key here.
+/// (Without a callback OpenSSL asks for one on the terminal, or on stdin,
+/// and blocks the calling thread.)
+int no_passphrase(char*, int, int, void*) {
+  return -1;
+}
+
 status key_error(std::string_view what) {
   return status::error(errc::out_of_range, "private key: " + std::string{what});
 }
@@ -97,7 +104,7 @@ result<signing_key> signing_key::from_pem(std::string_view pem, std::string_view
   if (!bio)
     return key_error("not a PEM private key");
   auto held = std::make_shared<pkey>();
-  held->key = PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr);
+  held->key = PEM_read_bio_PrivateKey(bio.get(), nullptr, no_passphrase, nullptr);
   if (held->key == nullptr)
     return key_error("not a PEM private key");
   signing_key out;
@@ -206,7 +213,9 @@ result<nlohmann::json> verify_hs256(std::string_view token, std::string_view sec
   auto claims = nlohmann::json::parse(*claims_text, nullptr, false);
   if (!header.is_object() || !claims.is_object())
     return malformed();
-  if (header.value("alg", std::string{}) != "HS256")
+  // Not header.value(): it throws on an "alg" that is not a string.
+  auto alg = header.find("alg");
+  if (alg == header.end() || !alg->is_string() || alg->get_ref<const std::string&>() != "HS256")
     return status::error(errc::unauthorized, "unexpected algorithm");
   auto expected = hmac_sha256(secret, token.substr(0, second));
   if (expected.size() != signature->size()

@@ -22,6 +22,11 @@ using nlohmann::json;
 /// Lifetime of a private-key JWT client assertion (RFC 7523: short).
 constexpr int64_t assertion_lifetime_s = 60;
 
+/// The longest expires_in taken (about 317 years): a server's 1e300 would
+/// overflow the expiry's milliseconds (undefined; in practice a token that
+/// is always expired, refreshed before every request).
+constexpr double max_expires_in_s = 1e10;
+
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
            std::chrono::system_clock::now().time_since_epoch())
@@ -44,6 +49,19 @@ std::string_view known_oauth_error(std::string_view code) {
     if (item == code)
       return item;
   return "an unlisted error";
+}
+
+/// Member `name` of `doc` when it is a string, `fallback` when `doc` lacks it
+/// (or is no object), nullopt when it has another type: where json::value()
+/// would throw on a server's answer.
+std::optional<std::string> text_member(const json& doc, const char* name,
+                                       std::string fallback = {}) {
+  auto it = doc.find(name);
+  if (it == doc.end())
+    return fallback;
+  if (!it->is_string())
+    return std::nullopt;
+  return it->get<std::string>();
 }
 
 std::vector<std::string> split_scope(std::string_view text) {
@@ -124,17 +142,23 @@ result<client_registration> client_registration::from_json(const json& doc) {
   if (!doc.is_object() || !doc.contains("client_id") || !doc["client_id"].is_string())
     return bad();
   client_registration out;
-  out.issuer = doc.value("issuer", std::string{});
-  out.client_id = doc["client_id"].get<std::string>();
-  out.client_secret = doc.value("client_secret", std::string{});
-  auto method = client_auth_method_from(doc.value("method", std::string{"none"}));
-  if (!method)
+  // json::value() throws on a member of another type: a record that does
+  // not decode.
+  try {
+    out.issuer = doc.value("issuer", std::string{});
+    out.client_id = doc["client_id"].get<std::string>();
+    out.client_secret = doc.value("client_secret", std::string{});
+    auto method = client_auth_method_from(doc.value("method", std::string{"none"}));
+    if (!method)
+      return bad();
+    out.method = *method;
+    out.private_key_pem = doc.value("private_key_pem", std::string{});
+    out.signing_alg = doc.value("signing_alg", std::string{});
+    out.dynamic = doc.value("dynamic", false);
+    out.redirect_uri = doc.value("redirect_uri", std::string{});
+  } catch (const json::exception&) {
     return bad();
-  out.method = *method;
-  out.private_key_pem = doc.value("private_key_pem", std::string{});
-  out.signing_alg = doc.value("signing_alg", std::string{});
-  out.dynamic = doc.value("dynamic", false);
-  out.redirect_uri = doc.value("redirect_uri", std::string{});
+  }
   return out;
 }
 
@@ -152,11 +176,15 @@ result<token_set> token_set::from_json(const json& doc) {
   if (!doc.is_object() || !doc.contains("access_token") || !doc["access_token"].is_string())
     return status::error(errc::corrupt_data, "stored tokens do not decode");
   token_set out;
-  out.access_token = doc["access_token"].get<std::string>();
-  out.refresh_token = doc.value("refresh_token", std::string{});
-  out.scope = doc.value("scope", std::string{});
-  out.expires_at_ms = doc.value("expires_at_ms", int64_t{0});
-  out.issuer = doc.value("issuer", std::string{});
+  try { // json::value() throws on a member of another type
+    out.access_token = doc["access_token"].get<std::string>();
+    out.refresh_token = doc.value("refresh_token", std::string{});
+    out.scope = doc.value("scope", std::string{});
+    out.expires_at_ms = doc.value("expires_at_ms", int64_t{0});
+    out.issuer = doc.value("issuer", std::string{});
+  } catch (const json::exception&) {
+    return status::error(errc::corrupt_data, "stored tokens do not decode");
+  }
   return out;
 }
 
@@ -326,7 +354,7 @@ oauth_client::client_for(const discovery& found, const client_profile& profile,
     return answered.error();
   auto doc = json::parse(answered->body, nullptr, false);
   if (answered->status != 200 && answered->status != 201) {
-    std::string code = doc.is_object() ? doc.value("error", std::string{}) : std::string{};
+    std::string code = text_member(doc, "error").value_or("");
     return status::error(errc::needs_auth,
                          "client registration refused (HTTP " + std::to_string(answered->status)
                            + (code.empty() ? "" : ", " + std::string{known_oauth_error(code)})
@@ -334,13 +362,19 @@ oauth_client::client_for(const discovery& found, const client_profile& profile,
   }
   if (!doc.is_object() || !doc.contains("client_id") || !doc["client_id"].is_string())
     return status::error(errc::bad_json, "client registration answer: client_id: required string");
+  auto secret = text_member(doc, "client_secret");
+  if (!secret)
+    return status::error(errc::bad_json, "client registration answer: client_secret: string");
+  auto method_text = text_member(doc, "token_endpoint_auth_method",
+                                 secret->empty() ? "none" : "client_secret_basic");
+  if (!method_text)
+    return status::error(errc::bad_json,
+                         "client registration answer: token_endpoint_auth_method: string");
   client_registration out;
   out.issuer = issuer;
   out.client_id = doc["client_id"].get<std::string>();
-  out.client_secret = doc.value("client_secret", std::string{});
-  auto answered_method = client_auth_method_from(
-    doc.value("token_endpoint_auth_method",
-              std::string{out.client_secret.empty() ? "none" : "client_secret_basic"}));
+  out.client_secret = std::move(*secret);
+  auto answered_method = client_auth_method_from(*method_text);
   out.method = answered_method ? *answered_method : client_auth_method::none;
   out.dynamic = true;
   out.redirect_uri = profile.redirect_uri;
@@ -488,7 +522,8 @@ result<token_set> oauth_client::token_request(const discovery& found,
   else
     out.scope = requested_scope;
   if (auto it = doc.find("expires_in"); it != doc.end() && it->is_number() && *it >= 0)
-    out.expires_at_ms = now_ms() + static_cast<int64_t>(it->get<double>() * 1000);
+    out.expires_at_ms =
+      now_ms() + static_cast<int64_t>(std::min(it->get<double>(), max_expires_in_s) * 1000);
   out.issuer = found.server.issuer;
   return out;
 }
@@ -551,7 +586,8 @@ result<std::string> oauth_client::exchange_for_id_jag(const std::string& idp_tok
                                              + std::to_string(answered->status) + ")");
   if (!doc.is_object() || !doc.contains("access_token") || !doc["access_token"].is_string())
     return status::error(errc::bad_json, "token exchange answer: access_token: required string");
-  if (doc.value("issued_token_type", std::string{}) != "urn:ietf:params:oauth:token-type:id-jag")
+  if (text_member(doc, "issued_token_type").value_or("")
+      != "urn:ietf:params:oauth:token-type:id-jag")
     return status::error(errc::out_of_range,
                          "token exchange answer: issued_token_type: not an ID-JAG");
   return doc["access_token"].get<std::string>();
