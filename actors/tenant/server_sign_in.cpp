@@ -59,8 +59,12 @@ json client_metadata_document(const context& ctx) {
 }
 
 json pending::to_json() const {
-  return json{{"flow", flow},     {"verifier", verifier}, {"state", state},
-              {"redirect_uri", redirect_uri}, {"scope", scope}, {"issuer", issuer},
+  return json{{"flow", flow},
+              {"verifier", verifier},
+              {"state", state},
+              {"redirect_uri", redirect_uri},
+              {"scope", scope},
+              {"issuer", issuer},
               {"expires_at_ms", expires_at_ms}};
 }
 
@@ -81,8 +85,7 @@ result<pending> pending::from_json(const json& doc) {
 result<started> start(const context& ctx, const std::string& tenant, const std::string& server_id,
                       const std::string& server_url,
                       const std::optional<auth::client_registration>& stored,
-                      const std::optional<auth::client_registration>& replacement,
-                      int64_t now_ms) {
+                      const std::optional<auth::client_registration>& replacement, int64_t now_ms) {
   auth::oauth_client api{*ctx.fetch};
   auto challenge = challenge_of(ctx, server_url);
   auto found = api.discover(server_url, challenge);

@@ -90,8 +90,7 @@ struct started {
 result<started> start(const context& ctx, const std::string& tenant, const std::string& server_id,
                       const std::string& server_url,
                       const std::optional<auth::client_registration>& stored,
-                      const std::optional<auth::client_registration>& replacement,
-                      int64_t now_ms);
+                      const std::optional<auth::client_registration>& replacement, int64_t now_ms);
 
 result<auth::token_set> finish(const context& ctx, const std::string& server_url,
                                const auth::client_registration& client, const pending& sign_in,

@@ -1,0 +1,252 @@
+// Signing a tenant in to an OAuth-protected MCP server through the node's
+// HTTP API, against a real authorization server (oidc-provider, in
+// tests/peers/oauth_peer.mjs) and an SDK-built MCP server that verifies each
+// token's signature, issuer and audience: dynamic registration, the browser
+// flow with PKCE and resource, the callback, the connection test, a tool
+// call through a run; and every bad callback (forged, replayed, expired,
+// other-tenant states, error=) refused with its own error, leaving the stored
+// credentials as they were.
+//
+// The test plays the owner's browser: it follows the provider's redirects
+// until the provider sends it to the node's redirect URI, then calls the
+// node's callback with that query.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "actors/tenant/server_sign_in.hpp"
+#include "support/node_peer.hpp"
+#include "support/running_node.hpp"
+#include "transport/auth/auth_fetch.hpp"
+#include "transport/auth/signed_claims.hpp"
+#include "transport/url_policy.hpp"
+
+using namespace voxos;
+using nlohmann::json;
+
+namespace {
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+           std::chrono::system_clock::now().time_since_epoch())
+    .count();
+}
+
+struct sign_in_fixture {
+  std::unique_ptr<test::node_peer> peer;
+  json urls;
+  test::temp_dir dir;
+  std::unique_ptr<test::running_node> node;
+  std::string tenant_id;
+  std::string token;
+  std::string server_id;
+
+  sign_in_fixture() {
+    peer = std::make_unique<test::node_peer>(
+      test::node22_path().string(),
+      std::vector<std::string>{"oauth_peer.mjs", "--challenge-scope", "mcp:read"});
+    REQUIRE_MESSAGE(peer->up(), peer->error_output());
+    urls = json::parse(peer->banner_rest());
+    // Registered as a Local Compose deployment would be: the MCP URL, and
+    // the authorization server and the resource's metadata by origin.
+    node = std::make_unique<test::running_node>(
+      dir, std::vector<node_config::registered_url>{
+             {mcp_url(), "mcp"},
+             {issuer() + "/", "oauth"},
+             {"http://127.0.0.1:" + std::to_string(peer->port()) + "/", "oauth"}});
+    std::tie(tenant_id, token) = node->make_tenant("Acme");
+    auto made = node->call("POST", "/v1/servers", token,
+                           json{{"url", mcp_url()}, {"auth", "oauth_authorization_code"}}.dump());
+    REQUIRE_MESSAGE(made.status == 201, made.raw);
+    CHECK(made.body["needs_auth"] == true);
+    CHECK(made.body["signed_in"] == false);
+    server_id = made.body["server_id"].get<std::string>();
+  }
+
+  std::string issuer() const { return urls.value("issuer", std::string{}); }
+  std::string mcp_url() const { return urls.value("mcp_url", std::string{}); }
+
+  json server() {
+    for (auto& s : node->call("GET", "/v1/servers", token).body)
+      if (s["server_id"] == server_id)
+        return s;
+    return {};
+  }
+
+  /// Starts a sign-in; the provider URL.
+  std::string start() {
+    auto started = node->call("POST", "/v1/servers/" + server_id + "/sign-in", token, "{}");
+    REQUIRE_MESSAGE(started.status == 200, started.raw);
+    CHECK(started.body["redirect_uri"] == "http://localhost:7100/api/mcp/auth/callback");
+    return started.body["authorization_url"].get<std::string>();
+  }
+
+  /// The browser: the provider's redirects, up to its redirect to the node;
+  /// answers that redirect's query.
+  std::string browse(const std::string& authorization_url) {
+    auto policy = std::make_shared<const url_policy>(
+      url_policy::trusting_loopback(std::vector<node_config::registered_url>{}));
+    auth::auth_fetcher browser{policy};
+    std::string url = authorization_url;
+    for (int hop = 0; hop < 8; ++hop) {
+      auto answered = browser.get_redirect(url);
+      REQUIRE_MESSAGE(answered.is_ok(), answered.error().message());
+      REQUIRE_MESSAGE(answered->status / 100 == 3, answered->body);
+      const auto& next = answered->location;
+      const std::string back = "http://localhost:7100/api/mcp/auth/callback?";
+      if (next.rfind(back, 0) == 0)
+        return next.substr(back.size());
+      url = next.rfind("http", 0) == 0 ? next : issuer() + next;
+    }
+    FAIL("the provider never sent the browser back");
+    return {};
+  }
+
+  /// The node's callback with `query`.
+  test::http_reply callback(const std::string& query) {
+    return node->call("GET", "/api/mcp/auth/callback?" + query);
+  }
+
+  json peer_stats() {
+    httplib::Client cli{"127.0.0.1", peer->port()};
+    auto res = cli.Get("/control/stats");
+    return res ? json::parse(res->body, nullptr, false) : json{};
+  }
+};
+
+/// `query` with its state replaced by `state`.
+std::string with_state(const std::string& query, const std::string& state) {
+  std::string out;
+  for (auto& [name, value] : auth::form_decode(query)) {
+    out += (out.empty() ? "" : "&") + name + "="
+           + auth::percent_encode(name == "state" ? state : value);
+  }
+  return out;
+}
+
+std::string state_of(const std::string& query) {
+  for (auto& [name, value] : auth::form_decode(query))
+    if (name == "state")
+      return value;
+  return {};
+}
+
+} // namespace
+
+TEST_CASE("a tenant signs in to an OAuth server through the browser flow and calls its tool in a "
+          "run") {
+  sign_in_fixture f;
+  auto query = f.browse(f.start());
+  auto signed_in = f.callback(query);
+  REQUIRE_MESSAGE(signed_in.status == 200, signed_in.raw);
+  CHECK(signed_in.body["connected"] == true);
+  CHECK(signed_in.body["needs_auth"] == false);
+  CHECK(signed_in.body["discovered"].get<int>() == 3);
+  CHECK(f.server()["signed_in"] == true);
+  auto stats = f.peer_stats();
+  CHECK(stats.value("registrations", 0) == 1); // dynamic registration: no client id asked
+  CHECK(stats["authorizations"].value("codes", 0) == 1);
+
+  // Enabled, trusted, allowlisted, granted, tested: a run calls read_note.
+  auto patched = f.node->call(
+    "PATCH", "/v1/servers/" + f.server_id, f.token,
+    json{{"enabled", true}, {"trusted", true}, {"allowed_tools", {"read_note"}}}.dump());
+  REQUIRE_MESSAGE(patched.status == 200, patched.raw);
+  auto retested = f.node->call("POST", "/v1/servers/" + f.server_id + "/finalize", f.token);
+  REQUIRE_MESSAGE(retested.status == 200, retested.raw);
+  auto agent = f.node->call("GET", "/v1/agents", f.token).body[0]["agent_id"].get<std::string>();
+  auto granted = f.node->call(
+    "PUT", "/v1/agents/" + agent + "/grants", f.token,
+    json{{"server_id", f.server_id}, {"tool", "read_note"}, {"decision", "allow"}}.dump());
+  REQUIRE_MESSAGE(granted.status == 200, granted.raw);
+  auto run = f.node->call("POST", "/v1/runs", f.token,
+                          json{{"agent_id", agent}, {"channel", "owner_text_chat"}}.dump());
+  REQUIRE_MESSAGE(run.status == 201, run.raw);
+  auto run_id = run.body["run_id"].get<std::string>();
+  auto called = f.node->call(
+    "POST", "/v1/runs/" + run_id + "/tool-calls", f.token,
+    json{{"calls",
+          {{{"call_id", "c1"}, {"name", "read_note"}, {"arguments", {{"id", "n7"}}}}}}}
+      .dump());
+  REQUIRE_MESSAGE(called.status == 200, called.raw);
+  REQUIRE(called.body["outputs"].size() == 1);
+  CHECK_MESSAGE(called.body["outputs"][0]["status"] == "ok", called.raw);
+  CHECK(called.body["outputs"][0].dump().find("note: n7") != std::string::npos);
+}
+
+TEST_CASE("bad sign-in callbacks are refused, each with its own error, and change nothing") {
+  sign_in_fixture f;
+  // Signed in once: what must survive every bad callback below.
+  auto first = f.callback(f.browse(f.start()));
+  REQUIRE_MESSAGE(first.status == 200, first.raw);
+  auto before = f.server();
+  REQUIRE(before["signed_in"] == true);
+
+  auto query = f.browse(f.start());
+  auto state = state_of(query);
+  const std::string secret(32, 's'); // the test node's MCP_OAUTH_STATE_SIGNING_SECRET
+  auto key = auth::signing_key::hmac(secret);
+  REQUIRE(key.is_ok());
+  auto claims = auth::verify_oauth_state(state, secret, now_ms());
+  REQUIRE(claims.is_ok());
+
+  SUBCASE("a forged state") {
+    auto forger = auth::signing_key::hmac(std::string(32, 'f'));
+    auto forged = auth::sign_oauth_state(*forger, *claims);
+    auto refused = f.callback(with_state(query, *forged));
+    CHECK(refused.status == 401);
+    CHECK(refused.raw.find("bad signature") != std::string::npos);
+  }
+  SUBCASE("an expired state") {
+    auto expired_claims = *claims;
+    expired_claims.expires_at_ms = now_ms() - 1;
+    auto expired = auth::sign_oauth_state(*key, expired_claims);
+    auto refused = f.callback(with_state(query, *expired));
+    CHECK(refused.status == 401);
+    CHECK(refused.raw.find("expired") != std::string::npos);
+  }
+  SUBCASE("another tenant's state") {
+    auto [other_tenant, other_token] = f.node->make_tenant("Other");
+    auto other_claims = *claims;
+    other_claims.tenant = other_tenant;
+    auto crossed = auth::sign_oauth_state(*key, other_claims);
+    auto refused = f.callback(with_state(query, *crossed));
+    CHECK(refused.status == 404); // the other tenant has no such server
+  }
+  SUBCASE("a replayed state") {
+    auto used = f.callback(query);
+    REQUIRE_MESSAGE(used.status == 200, used.raw);
+    before = f.server();
+    auto replayed = f.callback(query);
+    CHECK(replayed.status == 401);
+    CHECK(replayed.raw.find("no such sign-in is waiting") != std::string::npos);
+  }
+  SUBCASE("a sign-in replaced by a newer one") {
+    auto newer = f.start();
+    auto refused = f.callback(query);
+    CHECK(refused.status == 401);
+    CHECK(refused.raw.find("no such sign-in is waiting") != std::string::npos);
+    (void) newer;
+  }
+  SUBCASE("the provider answering error=") {
+    httplib::Client control{"127.0.0.1", f.peer->port()};
+    REQUIRE(control.Post("/control/deny-next"));
+    auto denied = f.browse(f.start());
+    CHECK(denied.find("error=access_denied") != std::string::npos);
+    auto refused = f.callback(denied);
+    CHECK(refused.status == 401);
+    CHECK(refused.raw.find("access_denied") != std::string::npos);
+  }
+  // The stored credentials are as they were: still signed in, still usable.
+  auto after = f.server();
+  CHECK(after["signed_in"] == true);
+  CHECK(after["needs_auth"] == false);
+  auto retested = f.node->call("POST", "/v1/servers/" + f.server_id + "/finalize", f.token);
+  CHECK_MESSAGE(retested.status == 200, retested.raw);
+}
