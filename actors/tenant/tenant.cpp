@@ -547,6 +547,23 @@ caf::result<std::string> start_sign_in(self_pointer self, const std::string& ser
   if (*stored)
     if (auto read = auth::client_registration::from_json(**stored))
       stored_client = std::move(*read);
+  // A preset's variants share one client (Google Workspace: one server per
+  // product, one OAuth web client): with blank fields and none stored, the
+  // client another server of the same preset holds is used, and sealed
+  // again for this one.
+  if (!replacement && !stored_client && !(*rec)->preset_id.empty())
+    for (const auto& [other_id, other] : st.cfg.state.servers) {
+      if (other_id == server_id || other.preset_id != (*rec)->preset_id
+          || other.sealed_oauth_client.empty())
+        continue;
+      auto shared = open_oauth_value(st, other, server_credentials::oauth_client_purpose,
+                                     other.sealed_oauth_client);
+      if (shared && *shared)
+        if (auto read = auth::client_registration::from_json(**shared); read && !read->dynamic) {
+          replacement = std::move(*read);
+          break;
+        }
+    }
   auto ctx = st.services.sign_in;
   auto tenant_id = st.tenant_id;
   auto url = (*rec)->url;

@@ -295,6 +295,21 @@ const provider = new Provider(issuer, {
   },
 });
 
+// ---- what was handed out: for leak tests ------------------------------------------
+
+// Every secret the provider answered a client with (access, refresh and ID
+// tokens, client secrets), kept so a test can search what the client wrote
+// for them (GET /control/secrets). Bounded.
+const handedOut = new Set();
+provider.use(async (ctx, next) => {
+  await next();
+  const body = ctx.body;
+  if (!body || typeof body !== "object" || handedOut.size >= 10000) return;
+  for (const field of ["access_token", "refresh_token", "id_token", "client_secret",
+    "registration_access_token"])
+    if (typeof body[field] === "string") handedOut.add(body[field]);
+});
+
 // ---- events: counters and diagnostics ----------------------------------------
 
 provider.on("grant.success", (ctx) => bump(stats.token_requests, ctx.oidc.params?.grant_type ?? "unknown"));
@@ -610,6 +625,8 @@ async function handleControl(req, res, path) {
     revokeEverything();
     return sendJson(res, 200, { revoked: true });
   }
+  if (path === "/control/secrets" && req.method === "GET")
+    return sendJson(res, 200, { secrets: [...handedOut] });
   if (path === "/control/deny-next" && req.method === "POST") {
     denyNext = true;
     return sendJson(res, 200, { deny_next: true });
