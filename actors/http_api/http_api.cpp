@@ -486,6 +486,18 @@ void http_api::routes::install(httplib::Server& srv) {
             answer<tenant_record>(res, 200, ctx_.directory, tenant_atom::value,
                                   std::string{req.matches[1]});
           }));
+  // A tenant's MCP servers, for operators: auth mode, needs_auth, signed_in
+  // (never a sealed value).
+  srv.Get(R"(/v1/admin/tenants/([a-z0-9_-]{1,64})/servers)",
+          admin([this](const httplib::Request& req, httplib::Response& res) {
+            auto [hdl, err] = ask<tenant_actor>(*ctx_.sys, ctx_.directory, config_atom::value,
+                                                std::string{req.matches[1]});
+            if (!hdl) {
+              send_error(res, err);
+              return;
+            }
+            relay(res, 200, *hdl, list_atom::value, server_atom::value);
+          }));
   srv.Get(R"(/v1/admin/tenants/([a-z0-9_-]{1,64})/tokens)",
           admin([this](const httplib::Request& req, httplib::Response& res) {
             answer<std::vector<token_record>>(res, 200, ctx_.directory, list_atom::value,

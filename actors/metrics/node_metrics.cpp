@@ -134,6 +134,14 @@ std::string node_metrics::prometheus(int64_t running_actors) const {
   header(out, "voxos_run_host_hosted_runs", "gauge",
          "Runs the CAF run host remembers for the agent hosts that started them.");
   out += "voxos_run_host_hosted_runs " + std::to_string(hosted_runs.load()) + "\n";
+  counter(out, "voxos_mcp_servers_needing_auth_total",
+          "Times an MCP server was found to need signing in again (credentials missing, revoked "
+          "or past refresh).",
+          servers_needing_auth.load());
+  counter(out, "voxos_mcp_sign_ins_total", "Browser sign-ins to MCP servers completed.",
+          sign_ins.load());
+  counter(out, "voxos_mcp_sign_ins_refused_total",
+          "Browser sign-ins to MCP servers refused at the callback.", sign_ins_refused.load());
   header(out, "voxos_uptime_seconds", "gauge", "Seconds since the node started.");
   out +=
     "voxos_uptime_seconds " + seconds(static_cast<uint64_t>(wall_clock_us() - started_us_)) + "\n";
@@ -170,6 +178,10 @@ nlohmann::json node_metrics::snapshot(int64_t running_actors) const {
       {"held_requests", http_held_requests.load()},
       {"held_refused", http_held_refused.load()}}},
     {"run_host", {{"hosted_runs", hosted_runs.load()}}},
+    {"mcp_auth",
+     {{"servers_needing_auth", servers_needing_auth.load()},
+      {"sign_ins", sign_ins.load()},
+      {"sign_ins_refused", sign_ins_refused.load()}}},
   };
 }
 

@@ -76,6 +76,15 @@ public:
   /// cancel them when their host becomes unreachable).
   std::atomic<uint64_t> hosted_runs{0};
 
+  // -- MCP server authorization ---------------------------------------------
+  /// Servers found to need signing in (again): credentials missing, revoked
+  /// or past refresh (each time a server goes to needs_auth).
+  std::atomic<uint64_t> servers_needing_auth{0};
+  /// Browser sign-ins completed, and refused (bad state, error=, a failed
+  /// code exchange).
+  std::atomic<uint64_t> sign_ins{0};
+  std::atomic<uint64_t> sign_ins_refused{0};
+
   /// Prometheus text exposition (version 0.0.4). `running_actors` is the
   /// actor system's registry count, sampled by the caller.
   std::string prometheus(int64_t running_actors) const;

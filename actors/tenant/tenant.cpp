@@ -618,11 +618,13 @@ caf::result<std::string> finish_sign_in(self_pointer self, const std::string& se
     return refuse(self, rec.error(), {{"op", "sign_in_callback"}, {"server_id", server_id}});
   // One pending sign-in per server: another, a used or a replaced one is
   // refused (a replayed state finds nothing).
-  if ((*rec)->sign_in_flow.empty() || (*rec)->sign_in_flow != flow)
+  if ((*rec)->sign_in_flow.empty() || (*rec)->sign_in_flow != flow) {
+    st.metrics->sign_ins_refused.fetch_add(1, std::memory_order_relaxed);
     return refuse(self,
                   status::error(errc::unauthorized,
                                 "sign-in: no such sign-in is waiting (used, replaced or unknown)"),
                   {{"op", "sign_in_callback"}, {"server_id", server_id}});
+  }
   auto pending_doc =
     open_oauth_value(st, **rec, server_credentials::sign_in_purpose, (*rec)->sealed_sign_in);
   auto client_doc = open_oauth_value(st, **rec, server_credentials::oauth_client_purpose,
@@ -657,11 +659,13 @@ caf::result<std::string> finish_sign_in(self_pointer self, const std::string& se
         return server_sign_in::finish(*ctx, url, client, pending, answer, wall_clock_us() / 1000);
       },
       [self, server_id, client = *client, promise](result<auth::token_set> tokens) mutable {
+        auto& st = self->state;
         if (!tokens) {
+          st.metrics->sign_ins_refused.fetch_add(1, std::memory_order_relaxed);
           promise.deliver(to_error(tokens.error()));
           return;
         }
-        auto& st = self->state;
+        st.metrics->sign_ins.fetch_add(1, std::memory_order_relaxed);
         auto now = st.cfg.state.servers.find(server_id);
         if (now == st.cfg.state.servers.end()) {
           promise.deliver(make_error(errc::not_found, "the server was deleted during sign-in"));
@@ -775,6 +779,7 @@ void mark_needs_auth(self_pointer self, const std::string& server_id) {
     return;
   auto updated = rec->second;
   updated.needs_auth = true;
+  st.metrics->servers_needing_auth.fetch_add(1, std::memory_order_relaxed);
   log::info("tenant", "a server needs signing in again: " + server_id);
   append_serially(self, {tenant_events::server_upserted(updated)}, [](caf::error err) {
     if (err)

@@ -333,6 +333,7 @@ int usage() {
                "          tenants list | tenants create NAME\n"
                "          tokens list TENANT_ID | tokens issue TENANT_ID [LABEL]\n"
                "          tokens revoke TENANT_ID TOKEN_ID\n"
+               "          servers TENANT_ID (MCP servers: auth mode, needs_auth, signed_in)\n"
                "          conformance URL (MCP conformance suite client; scenario from\n"
                "          MCP_CONFORMANCE_SCENARIO)\n"
                "          replay TRACE (a run's trace against a fresh node)\n");
@@ -396,6 +397,8 @@ int main(int argc, char** argv) {
     return cmd_audit(opts, a[1], a.size() > 2 ? a[2] : "100");
   if (a.size() == 2 && is(2, "vault", "keys"))
     return cmd_vault_keys(opts);
+  if (a.size() == 2 && a[0] == "servers")
+    return print_answer(call(opts, "GET", "/v1/admin/tenants/" + a[1] + "/servers"));
   if (is(2, "tenants", "list"))
     return print_answer(call(opts, "GET", "/v1/admin/tenants"));
   if (is(3, "tenants", "create"))

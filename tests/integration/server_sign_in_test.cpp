@@ -220,6 +220,18 @@ TEST_CASE("a grant revoked mid-run fails the call saying the server needs signin
   // (The connection told the tenant before it answered the call, so the
   // tenant has recorded it before it reads this listing.)
   CHECK(f.server()["needs_auth"] == true);
+  // Operators see it: the tenant's servers (voxosctl servers) and /metrics.
+  auto listed =
+    f.node->call("GET", "/v1/admin/tenants/" + f.tenant_id + "/servers", test::admin_token);
+  REQUIRE_MESSAGE(listed.status == 200, listed.raw);
+  bool listed_needs_auth = false;
+  for (const auto& server : listed.body)
+    if (server["server_id"] == f.server_id)
+      listed_needs_auth = server["needs_auth"].get<bool>();
+  CHECK_MESSAGE(listed_needs_auth, listed.raw);
+  auto metrics = f.node->call("GET", "/metrics", test::admin_token).raw;
+  CHECK(metrics.find("voxos_mcp_servers_needing_auth_total 1") != std::string::npos);
+  CHECK(metrics.find("voxos_mcp_sign_ins_total 1") != std::string::npos);
   auto later = f.start_run(agent);
   CHECK(later.body["view"].dump().find("read_note") == std::string::npos);
   CHECK(later.body["snapshot"].dump().find("server_needs_auth") != std::string::npos);
