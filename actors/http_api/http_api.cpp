@@ -619,8 +619,7 @@ void http_api::routes::install_tenant_config(httplib::Server& srv) {
                relay(res, 201, t, create_atom::value, server_atom::value, body->dump());
            }));
   // Signing in to an OAuth server (server_sign_in.hpp): start (answers the
-  // provider URL), finalize (the test and discovery again, by hand), and a
-  // machine client for the client-credentials modes.
+  // provider URL), and a machine client for the client-credentials modes.
   srv.Post(path("/v1/servers/{}/sign-in", id),
            tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
              auto body = read_body(req, res,
@@ -638,11 +637,6 @@ void http_api::routes::install_tenant_config(httplib::Server& srv) {
              res.status = 200;
              res.set_content(*text, "application/json");
            }));
-  srv.Post(path("/v1/servers/{}/finalize", id),
-           tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
-             relay(res, 200, t, connect_atom::value, server_atom::value,
-                   std::string{req.matches[1]});
-           }));
   srv.Put(path("/v1/servers/{}/client", id),
           tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
             auto body = read_body(req, res,
@@ -654,11 +648,13 @@ void http_api::routes::install_tenant_config(httplib::Server& srv) {
               relay(res, 200, t, client_atom::value, server_atom::value,
                     std::string{req.matches[1]}, body->dump());
           }));
-  srv.Post(path("/v1/servers/{}/test", id),
-           tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
-             relay(res, 200, t, connect_atom::value, server_atom::value,
-                   std::string{req.matches[1]});
-           }));
+  // The connection test; after a sign-in, "finalize" is the same step again.
+  for (const char* step : {"/v1/servers/{}/test", "/v1/servers/{}/finalize"})
+    srv.Post(path(step, id),
+             tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+               relay(res, 200, t, connect_atom::value, server_atom::value,
+                     std::string{req.matches[1]});
+             }));
   srv.Delete(path("/v1/servers/{}", id),
              tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
                relay(res, 200, t, revoke_atom::value, server_atom::value,

@@ -39,6 +39,8 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import http from "node:http";
 
+import { readBody, rpcError, sendJson } from "./http_util.mjs";
+
 import { createRemoteJWKSet, exportJWK, generateKeyPair, jwtVerify } from "jose";
 import Provider, { errors as oidcErrors } from "oidc-provider";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -518,30 +520,6 @@ function insufficientScope(res, scope) {
   sendJson(res, 403, { error: "insufficient_scope", error_description: `needs scope ${scope}` });
 }
 
-const BODY_LIMIT = 4 * 1024 * 1024;
-
-function readBody(req) {
-  return new Promise((resolve, reject) => {
-    const chunks = [];
-    let size = 0;
-    req.on("data", (chunk) => {
-      size += chunk.length;
-      if (size > BODY_LIMIT) {
-        reject(new Error("body too large"));
-        req.destroy();
-      } else chunks.push(chunk);
-    });
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
-}
-
-function sendJson(res, status, body) {
-  res.writeHead(status, { "content-type": "application/json" });
-  res.end(JSON.stringify(body));
-}
-
-const rpcError = (code, message) => ({ jsonrpc: "2.0", error: { code, message }, id: null });
 
 const sessions = new Map(); // Mcp-Session-Id -> transport
 

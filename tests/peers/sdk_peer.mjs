@@ -48,6 +48,8 @@
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 
+import { readBody, rpcError, sendJson } from "./http_util.mjs";
+
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import {
@@ -508,30 +510,6 @@ async function connect(mcp, transport) {
 
 // ---- HTTP ------------------------------------------------------------------
 
-const BODY_LIMIT = 4 * 1024 * 1024;
-
-function readBody(req) {
-  return new Promise((resolve, reject) => {
-    const chunks = [];
-    let size = 0;
-    req.on("data", (chunk) => {
-      size += chunk.length;
-      if (size > BODY_LIMIT) {
-        reject(new Error("body too large"));
-        req.destroy();
-      } else chunks.push(chunk);
-    });
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
-}
-
-function sendJson(res, status, body) {
-  res.writeHead(status, { "content-type": "application/json" });
-  res.end(JSON.stringify(body));
-}
-
-const rpcError = (code, message) => ({ jsonrpc: "2.0", error: { code, message }, id: null });
 
 const sessions = new Map(); // Mcp-Session-Id -> transport (stateful mode)
 
