@@ -192,6 +192,24 @@ TEST_CASE("a token expiring within the skew is refreshed before it is used") {
   CHECK(as.fake.hits("/token") == 1);
 }
 
+TEST_CASE("concurrent requests that all meet an expiring token refresh it once") {
+  token_server as;
+  auto session = as.session(as.machine_settings(), as.machine_client(),
+                            as.held("rt-0", "mcp:read", wall_clock_ms() + 5'000));
+  std::promise<void> go;
+  std::shared_future<void> started = go.get_future().share();
+  std::vector<std::future<std::string>> answers;
+  for (int thread_idx = 0; thread_idx < 8; ++thread_idx)
+    answers.push_back(std::async(std::launch::async, [&session, started] {
+      started.wait();
+      return session->authorization();
+    }));
+  go.set_value();
+  for (auto& answer : answers)
+    CHECK(answer.get() == "Bearer tok-1");
+  CHECK(as.fake.hits("/token") == 1);
+}
+
 TEST_CASE("an expiring token without a refresh token is replaced by a new grant before use") {
   token_server as;
   auto session = as.session(as.machine_settings(), as.machine_client(),
