@@ -623,7 +623,10 @@ result<mcp_exchange> streamable_request(http_client& client, const std::string& 
                            "server does not resume streams: server answered HTTP 405");
     }
     if (!is_success(resumed->status)) {
-      return failure_of(*resumed, headers, reader.json_body());
+      // Not noted as a refusal (mcp_http_headers::refusal): the POST was
+      // accepted before its stream broke, so the request may have run; a
+      // caller must not send it again for a new credential.
+      return mcp_http_status_error(resumed->status, headers, reader.json_body());
     }
     if (media_type_of(resumed->header("content-type")) != events_type) {
       return unexpected_content_type();

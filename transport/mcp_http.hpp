@@ -104,8 +104,10 @@ struct mcp_http_headers {
   /// Last-Event-ID, any case) is not sent: the transport's own value wins.
   http_header_list extra;
   /// Where a 401 or 403 answer is noted with its challenge (the caller's
-  /// authorization layer reads it); null: not noted. Written on the calling
-  /// thread, from inside the call.
+  /// authorization layer reads it); null: not noted. Only an answer that
+  /// refused the exchange before anything ran is noted: not one to a GET
+  /// resuming a request's stream (the request was accepted). Written on the
+  /// calling thread, from inside the call.
   mcp_auth_refusal* refusal = nullptr;
 };
 

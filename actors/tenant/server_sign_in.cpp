@@ -71,6 +71,14 @@ json pending::to_json() const {
 result<pending> pending::from_json(const json& doc) {
   if (!doc.is_object() || !doc.contains("flow") || !doc.contains("verifier"))
     return status::error(errc::corrupt_data, "a pending sign-in does not decode");
+  try {
+    return read(doc);
+  } catch (const json::exception&) {
+    return status::error(errc::corrupt_data, "a pending sign-in does not decode");
+  }
+}
+
+pending pending::read(const json& doc) {
   pending out;
   out.flow = doc.value("flow", std::string{});
   out.verifier = doc.value("verifier", std::string{});

@@ -79,6 +79,9 @@ struct pending {
 
   nlohmann::json to_json() const;
   static result<pending> from_json(const nlohmann::json& doc);
+
+private:
+  static pending read(const nlohmann::json& doc); ///< throws on wrong member types
 };
 
 struct started {

@@ -140,6 +140,12 @@ struct tenant_actor_state {
   /// killed when the server is deleted or tested afresh (and when this
   /// actor ends: see tenant_behavior).
   std::shared_ptr<std::map<std::string, mcp_connection_actor>> connections;
+  /// Per OAuth server, how many times its credentials were replaced (a
+  /// sign-in, a new machine client) in this actor's life. A connection's
+  /// credentials report with the number they were opened under; a report
+  /// from before a replacement (a refresh that was running when it happened)
+  /// is dropped, so it never overwrites newer credentials.
+  std::unordered_map<std::string, uint64_t> credential_epochs;
   /// The runs whose actors live (killed when this actor ends), and each
   /// run's id by its actor's id (for their down messages).
   std::shared_ptr<live_run_map> live_runs;
@@ -467,13 +473,14 @@ result<std::shared_ptr<auth::server_auth>> oauth_credentials(self_pointer self,
     settings.profile.pre_registered = registered;
   auto tenant = caf::actor_cast<caf::actor>(self);
   auto server_id = rec.server_id;
-  settings.on_tokens = [tenant, server_id](const auth::client_registration& used,
-                                           const auth::token_set& fresh) {
-    caf::anon_send(tenant, tokens_atom::value, server_id, used.to_json().dump(),
+  auto epoch = st.credential_epochs[server_id];
+  settings.on_tokens = [tenant, server_id, epoch](const auth::client_registration& used,
+                                                  const auth::token_set& fresh) {
+    caf::anon_send(tenant, tokens_atom::value, server_id, epoch, used.to_json().dump(),
                    fresh.to_json().dump());
   };
-  settings.on_needs_auth = [tenant, server_id] {
-    caf::anon_send(tenant, needs_auth_atom::value, server_id);
+  settings.on_needs_auth = [tenant, server_id, epoch] {
+    caf::anon_send(tenant, needs_auth_atom::value, server_id, epoch);
   };
   return std::shared_ptr<auth::server_auth>{std::make_shared<auth::oauth_session>(
     ctx.fetch, std::move(settings), std::move(registered), std::move(held))};
@@ -585,19 +592,20 @@ caf::result<std::string> start_sign_in(self_pointer self, const std::string& ser
         promise.deliver(make_error(errc::not_found, "the server was deleted during sign-in"));
         return;
       }
-      // The client (a replacement, or a new registration) and the pending
-      // sign-in are sealed before the provider is opened.
-      auto client = seal_oauth_value(st, server_id, server_credentials::oauth_client_purpose,
-                                     started->client.to_json());
-      auto pending = seal_oauth_value(st, server_id, server_credentials::sign_in_purpose,
-                                      started->sign_in.to_json());
+      // The pending sign-in, with its client (a replacement, or a new
+      // registration), is sealed before the provider is opened. The client
+      // replaces the stored one only when the sign-in completes: the stored
+      // tokens belong to the stored client until then.
+      auto pending_doc = started->sign_in.to_json();
+      pending_doc["client"] = started->client.to_json();
+      auto pending =
+        seal_oauth_value(st, server_id, server_credentials::sign_in_purpose, pending_doc);
       OPENSSL_cleanse(started->sign_in.verifier.data(), started->sign_in.verifier.size());
-      if (!client || !pending) {
-        promise.deliver(to_error(!client ? client.error() : pending.error()));
+      if (!pending) {
+        promise.deliver(to_error(pending.error()));
         return;
       }
       auto updated = now->second;
-      updated.sealed_oauth_client = std::move(*client);
       updated.sealed_sign_in = std::move(*pending);
       updated.sign_in_flow = started->sign_in.flow;
       json answer{{"authorization_url", started->authorization_url},
@@ -627,12 +635,10 @@ caf::result<std::string> finish_sign_in(self_pointer self, const std::string& se
   }
   auto pending_doc =
     open_oauth_value(st, **rec, server_credentials::sign_in_purpose, (*rec)->sealed_sign_in);
-  auto client_doc = open_oauth_value(st, **rec, server_credentials::oauth_client_purpose,
-                                     (*rec)->sealed_oauth_client);
-  if (!pending_doc || !*pending_doc || !client_doc || !*client_doc)
+  if (!pending_doc || !*pending_doc || !(**pending_doc).contains("client"))
     return make_error(errc::corrupt_data, "sign-in: the pending sign-in does not open");
   auto pending = server_sign_in::pending::from_json(**pending_doc);
-  auto client = auth::client_registration::from_json(**client_doc);
+  auto client = auth::client_registration::from_json((**pending_doc)["client"]);
   if (!pending || !client)
     return make_error(errc::corrupt_data, "sign-in: the pending sign-in does not decode");
   auto fields_doc = json::parse(query, nullptr, false);
@@ -673,12 +679,19 @@ caf::result<std::string> finish_sign_in(self_pointer self, const std::string& se
         }
         auto sealed = seal_oauth_value(st, server_id, server_credentials::oauth_tokens_purpose,
                                        tokens->to_json());
-        if (!sealed) {
-          promise.deliver(to_error(sealed.error()));
+        auto sealed_client = seal_oauth_value(
+          st, server_id, server_credentials::oauth_client_purpose, client.to_json());
+        if (!sealed || !sealed_client) {
+          promise.deliver(to_error(!sealed ? sealed.error() : sealed_client.error()));
           return;
         }
+        // New credentials: whatever an older connection reports from now
+        // on is stale.
+        ++st.credential_epochs[server_id];
+        drop_connection(self, server_id);
         auto signed_in = now->second;
         signed_in.sealed_oauth_tokens = std::move(*sealed);
+        signed_in.sealed_oauth_client = std::move(*sealed_client);
         signed_in.needs_auth = false;
         append_serially(
           self, {tenant_events::server_upserted(signed_in)},
@@ -736,6 +749,7 @@ caf::result<std::string> set_machine_client(self_pointer self, const std::string
   auto updated = **rec;
   updated.sealed_oauth_client = std::move(*sealed);
   updated.sealed_oauth_tokens.clear();
+  ++st.credential_epochs[server_id];
   drop_connection(self, server_id);
   return commit(self, {tenant_events::server_upserted(updated)}, [self, server_id] {
     return tenant_events::to_json(self->state.cfg.state.servers.at(server_id), false).dump();
@@ -745,11 +759,12 @@ caf::result<std::string> set_machine_client(self_pointer self, const std::string
 /// New tokens from a connection's credentials (a grant or a refresh):
 /// sealed and stored, replacing the old ones in one event; the server no
 /// longer needs signing in.
-void store_tokens(self_pointer self, const std::string& server_id, const std::string& client_text,
-                  const std::string& tokens_text) {
+void store_tokens(self_pointer self, const std::string& server_id, uint64_t epoch,
+                  const std::string& client_text, const std::string& tokens_text) {
   auto& st = self->state;
   auto rec = st.cfg.state.servers.find(server_id);
-  if (rec == st.cfg.state.servers.end() || !server_setup::is_oauth(rec->second.auth))
+  if (rec == st.cfg.state.servers.end() || !server_setup::is_oauth(rec->second.auth)
+      || epoch != st.credential_epochs[server_id])
     return;
   auto client = seal_oauth_value(st, server_id, server_credentials::oauth_client_purpose,
                                  json::parse(client_text, nullptr, false));
@@ -772,10 +787,11 @@ void store_tokens(self_pointer self, const std::string& server_id, const std::st
 
 /// A connection's credentials gave up: the server needs signing in again,
 /// and its tools leave new runs' views until it does.
-void mark_needs_auth(self_pointer self, const std::string& server_id) {
+void mark_needs_auth(self_pointer self, const std::string& server_id, uint64_t epoch) {
   auto& st = self->state;
   auto rec = st.cfg.state.servers.find(server_id);
-  if (rec == st.cfg.state.servers.end() || rec->second.needs_auth)
+  if (rec == st.cfg.state.servers.end() || rec->second.needs_auth
+      || epoch != st.credential_epochs[server_id])
     return;
   auto updated = rec->second;
   updated.needs_auth = true;
@@ -1459,14 +1475,14 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
       note();
       return set_machine_client(self, server_id, body);
     },
-    [self, note](tokens_atom, const std::string& server_id, const std::string& client_text,
-                 const std::string& tokens_text) {
+    [self, note](tokens_atom, const std::string& server_id, uint64_t epoch,
+                 const std::string& client_text, const std::string& tokens_text) {
       note();
-      store_tokens(self, server_id, client_text, tokens_text);
+      store_tokens(self, server_id, epoch, client_text, tokens_text);
     },
-    [self, note](needs_auth_atom, const std::string& server_id) {
+    [self, note](needs_auth_atom, const std::string& server_id, uint64_t epoch) {
       note();
-      mark_needs_auth(self, server_id);
+      mark_needs_auth(self, server_id, epoch);
     },
     [self, note](changed_atom, tool_atom, const std::string& server_id) {
       note();

@@ -98,9 +98,11 @@ using tenant_actor = caf::typed_actor<
   caf::replies_to<client_atom, server_atom, std::string, std::string>::with<std::string>,
   // From a connection's credentials: new tokens (server id, client JSON,
   // tokens JSON; local only), sealed and stored, replacing the old ones.
-  caf::reacts_to<tokens_atom, std::string, std::string, std::string>,
-  // From a connection's credentials: the server needs signing in again.
-  caf::reacts_to<needs_auth_atom, std::string>,
+  // (with the credential epoch they were opened under: a stale report is dropped)
+  caf::reacts_to<tokens_atom, std::string, uint64_t, std::string, std::string>,
+  // From a connection's credentials: the server needs signing in again
+  // (server id, credential epoch).
+  caf::reacts_to<needs_auth_atom, std::string, uint64_t>,
   // Adds or replaces a phone integration (JSON phone_integration); answers it.
   caf::replies_to<phone_atom, std::string>::with<std::string>,
   // Adds or replaces a saved contact (JSON contact_record); answers it.

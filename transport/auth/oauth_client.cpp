@@ -301,6 +301,11 @@ oauth_client::client_for(const discovery& found, const client_profile& profile,
   if (known && known->issuer == issuer)
     return *known;
   if (profile.pre_registered && !profile.pre_registered->client_id.empty()) {
+    // A client that has been used with one authorization server is never
+    // presented to another (its secret would go with it).
+    if (!profile.pre_registered->issuer.empty() && profile.pre_registered->issuer != issuer)
+      return status::error(errc::needs_auth,
+                           "the server moved to another authorization server than its client's");
     auto out = *profile.pre_registered;
     out.issuer = issuer;
     if (out.method == client_auth_method::none && !out.client_secret.empty())
@@ -395,6 +400,10 @@ result<authorization_request> oauth_client::authorize(const discovery& found,
   if (found.server.authorization_endpoint.empty())
     return status::error(errc::needs_auth,
                          "the authorization server has no authorization endpoint");
+  // The owner's browser is sent there: the same policy as every URL the
+  // authorization work fetches (https and public, or registered).
+  if (auto checked = fetch_.policy().check(found.server.authorization_endpoint, "oauth"); !checked)
+    return checked.error();
   authorization_request out;
   auto pkce = make_pkce();
   out.state = random_base64url(32);
@@ -496,11 +505,14 @@ result<token_set> oauth_client::token_request(const discovery& found,
     return answered.error();
   auto doc = json::parse(answered->body, nullptr, false);
   if (answered->status != 200) {
-    if (doc.is_object() && doc.contains("error") && doc["error"].is_string())
-      return status::error(errc::needs_auth,
-                           "the token endpoint refused the request ("
-                             + std::string{known_oauth_error(doc["error"].get<std::string>())}
-                             + ")");
+    std::string code = text_member(doc, "error").value_or("");
+    // Down or overloaded is not refused: the grant may still be good.
+    if (answered->status >= 500 || code == "server_error" || code == "temporarily_unavailable")
+      return status::error(errc::unavailable, "the token endpoint is unavailable (HTTP "
+                                                + std::to_string(answered->status) + ")");
+    if (!code.empty())
+      return status::error(errc::needs_auth, "the token endpoint refused the request ("
+                                               + std::string{known_oauth_error(code)} + ")");
     return status::error(errc::needs_auth,
                          "the token endpoint answered HTTP " + std::to_string(answered->status));
   }

@@ -53,11 +53,15 @@ std::string oauth_session::scope() const {
 
 std::string oauth_session::authorization() {
   std::lock_guard<std::mutex> guard{mtx_};
-  if (tokens_ && tokens_->expired(now_ms(), settings_.refresh_skew_ms)) {
-    // Refresh before the request; a failed refresh leaves the old token to
-    // be tried (the server's 401 then decides).
+  if (tokens_ && tokens_->expired(now_ms(), settings_.refresh_skew_ms)
+      && refreshed_for_ != header_) {
+    // Refresh before the request, once per credential: a failed refresh
+    // leaves the old token to be tried (the server's 401 then decides), and
+    // its refresh token is not sent again (it may have reached the server,
+    // which may have rotated it).
+    refreshed_for_ = header_;
     if (!tokens_->refresh_token.empty() && client_
-        && (found_ || discover(bearer_challenge{}).is_ok())) {
+        && (found_ || discover(bearer_challenge{}).is_ok()) && same_issuer()) {
       if (auto fresh = client_api_.refresh(*found_, *client_, *tokens_))
         keep(std::move(*fresh));
     } else if (settings_.kind == oauth_settings::grant::client_credentials
@@ -78,6 +82,9 @@ status oauth_session::discover(const bearer_challenge& challenge) {
 
 status oauth_session::grant(const std::string& scope) {
   auto profile = settings_.profile;
+  // A machine client, once used, is bound to its authorization server.
+  if (profile.pre_registered && client_ && !client_->issuer.empty())
+    profile.pre_registered = client_;
   if (settings_.kind == oauth_settings::grant::client_credentials)
     profile.grant_types = {"client_credentials"};
   auto client = client_api_.client_for(*found_, profile, client_);
@@ -129,6 +136,11 @@ status oauth_session::grant(const std::string& scope) {
   return status::ok();
 }
 
+bool oauth_session::same_issuer() const {
+  return found_ && tokens_ && client_ && !tokens_->issuer.empty()
+         && found_->server.issuer == tokens_->issuer && client_->issuer == tokens_->issuer;
+}
+
 bool oauth_session::can_grant() const {
   switch (settings_.kind) {
   case oauth_settings::grant::client_credentials:
@@ -173,11 +185,17 @@ status oauth_session::answer_refusal(int http_status, std::string_view challenge
   // 401: refresh once per credential, then a new grant.
   if (tokens_ && !tokens_->refresh_token.empty() && client_ && refreshed_for_ != header_) {
     refreshed_for_ = header_;
-    if (found_ || discover(challenge).is_ok()) {
-      if (auto fresh = client_api_.refresh(*found_, *client_, *tokens_)) {
+    // The refresh token goes only to the authorization server that issued
+    // it: a challenge naming other metadata cannot redirect it.
+    if (discover(challenge).is_ok() && same_issuer()) {
+      auto fresh = client_api_.refresh(*found_, *client_, *tokens_);
+      if (fresh) {
         keep(std::move(*fresh));
         return status::ok();
       }
+      // A token endpoint that is down is not a revoked grant.
+      if (fresh.error().code() != errc::needs_auth)
+        return fresh.error();
     }
   }
   if (!can_grant())

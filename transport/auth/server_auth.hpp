@@ -104,6 +104,9 @@ private:
   /// Whether a grant can be had without the owner (client credentials, or a
   /// user agent).
   bool can_grant() const;
+  /// Whether discovery found the authorization server that issued the held
+  /// tokens and the client (a refresh may go to it).
+  bool same_issuer() const;
   status discover(const bearer_challenge& challenge);
   /// Holds `tokens` (and their Authorization value); keep() also tells
   /// on_tokens.

@@ -875,9 +875,20 @@ TEST_CASE("an OAuth error answer is needs_auth naming only an RFC 6749 code") {
   CHECK(unknown.message().find("an unlisted error") != std::string::npos);
   check_names_none(unknown, {"leaked"});
 
-  auto not_json = token_failure(server, {503, "<html>down</html>", "text/html", {}});
+  auto not_json = token_failure(server, {400, "<html>no</html>", "text/html", {}});
   CHECK(not_json.code() == errc::needs_auth);
-  CHECK(not_json.message().find("503") != std::string::npos);
+  CHECK(not_json.message().find("400") != std::string::npos);
+}
+
+TEST_CASE("a token endpoint that is down is unavailable, not a revoked grant") {
+  fake_oauth_server server;
+  auto down = token_failure(server, {503, "<html>down</html>", "text/html", {}});
+  CHECK(down.code() == errc::unavailable);
+  CHECK(down.message().find("503") != std::string::npos);
+  auto busy = token_failure(server, json_reply(json{{"error", "temporarily_unavailable"}}, 400));
+  CHECK(busy.code() == errc::unavailable);
+  auto failing = token_failure(server, json_reply(json{{"error", "server_error"}}, 400));
+  CHECK(failing.code() == errc::unavailable);
 }
 
 TEST_CASE("a token endpoint that redirects is refused") {
@@ -988,4 +999,28 @@ TEST_CASE("a token exchange answer that is no ID-JAG, or a refusal, fails") {
         == errc::out_of_range);
   CHECK(failure(json_reply(json{{"issued_token_type", "x"}})) == errc::bad_json);
   CHECK(failure(json_reply(json{{"error", "invalid_grant"}}, 400)) == errc::needs_auth);
+}
+
+TEST_CASE("a client used with one authorization server is never presented to another") {
+  auto fetch = voxos::test::loopback_fetcher();
+  oauth_client api{*fetch};
+  discovery moved;
+  moved.server.issuer = "https://elsewhere.example";
+  moved.server.token_endpoint = "https://elsewhere.example/token";
+  client_profile profile;
+  client_registration used;
+  used.issuer = "https://as.example";
+  used.client_id = "machine";
+  used.client_secret = "machine-secret-0123456789";
+  used.method = client_auth_method::client_secret_basic;
+  profile.pre_registered = used;
+  auto refused = api.client_for(moved, profile, std::nullopt);
+  REQUIRE_FALSE(refused.is_ok());
+  CHECK(refused.error().code() == errc::needs_auth);
+  check_names_none(refused.error(), {"machine-secret", "elsewhere"});
+  // Never used yet: bound to the first server it meets.
+  profile.pre_registered->issuer.clear();
+  auto bound = api.client_for(moved, profile, std::nullopt);
+  REQUIRE(bound.is_ok());
+  CHECK(bound->issuer == "https://elsewhere.example");
 }
