@@ -169,6 +169,13 @@ int run_conformance_client(const std::string& url) {
   json context = json::object();
   if (const char* text = std::getenv("MCP_CONFORMANCE_CONTEXT"); text != nullptr)
     context = json::parse(text, nullptr, false);
+  // Only string members are read from it (json::value throws on others).
+  if (context.is_object())
+    for (const char* name :
+         {"name", "client_id", "client_secret", "private_key_pem", "signing_algorithm",
+          "idp_token_endpoint", "idp_id_token", "idp_client_id", "valid_jwt"})
+      if (context.contains(name) && !context[name].is_string())
+        context.erase(name);
   mcp_config mcp;
   mcp.request_timeout_ms = 20'000;
   // The runner may name the revision a scenario runs at (newer runners do):
