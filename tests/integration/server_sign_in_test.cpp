@@ -5,14 +5,22 @@
 // flow with PKCE and resource, the callback, the connection test, a tool
 // call through a run; and every bad callback (forged, replayed, expired,
 // other-tenant states, error=) refused with its own error, leaving the stored
-// credentials as they were.
+// credentials as they were; and no secret in anything the node answered,
+// logged or stored.
 //
 // The test plays the owner's browser: it follows the provider's redirects
 // until the provider sends it to the node's redirect URI, then calls the
 // node's callback with that query.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,7 +56,7 @@ struct sign_in_fixture {
   std::string token;
   std::string server_id;
 
-  sign_in_fixture() {
+  explicit sign_in_fixture(std::function<void(node_config&)> tweak = {}) {
     peer = std::make_unique<test::node_peer>(
       test::node22_path().string(),
       std::vector<std::string>{"oauth_peer.mjs", "--challenge-scope", "mcp:read"});
@@ -57,10 +65,12 @@ struct sign_in_fixture {
     // Registered as a Local Compose deployment would be: the MCP URL, and
     // the authorization server and the resource's metadata by origin.
     node = std::make_unique<test::running_node>(
-      dir, std::vector<node_config::registered_url>{
-             {mcp_url(), "mcp"},
-             {issuer() + "/", "oauth"},
-             {"http://127.0.0.1:" + std::to_string(peer->port()) + "/", "oauth"}});
+      dir,
+      std::vector<node_config::registered_url>{
+        {mcp_url(), "mcp"},
+        {issuer() + "/", "oauth"},
+        {"http://127.0.0.1:" + std::to_string(peer->port()) + "/", "oauth"}},
+      std::move(tweak));
     std::tie(tenant_id, token) = node->make_tenant("Acme");
     auto made = node->call("POST", "/v1/servers", token,
                            json{{"url", mcp_url()}, {"auth", "oauth_authorization_code"}}.dump());
@@ -243,8 +253,40 @@ TEST_CASE("a grant revoked mid-run fails the call saying the server needs signin
   CHECK(again.body["view"].dump().find("read_note") != std::string::npos);
 }
 
+/// The process's stderr (where the node logs) into a file while it lives.
+class stderr_to_file {
+public:
+  explicit stderr_to_file(std::filesystem::path file) : file_(std::move(file)) {
+    std::fflush(stderr);
+    saved_ = ::dup(STDERR_FILENO);
+    int fd = ::open(file_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    REQUIRE(fd >= 0);
+    ::dup2(fd, STDERR_FILENO);
+    ::close(fd);
+  }
+  ~stderr_to_file() { restore(); }
+  /// Restores stderr; answers what was written meanwhile.
+  std::string restore() {
+    if (saved_ >= 0) {
+      std::fflush(stderr);
+      ::dup2(saved_, STDERR_FILENO);
+      ::close(saved_);
+      saved_ = -1;
+    }
+    std::ifstream in{file_, std::ios::binary};
+    return {std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
+  }
+
+private:
+  std::filesystem::path file_;
+  int saved_ = -1;
+};
+
 TEST_CASE("no token or client secret handed to the node appears in what it wrote or answered") {
-  sign_in_fixture f;
+  test::temp_dir log_dir;
+  stderr_to_file log{log_dir.path() / "node.log"};
+  // The node logs everything it logs at all.
+  sign_in_fixture f{[](node_config& cfg) { cfg.log_level = "debug"; }};
   auto started = f.node->call("POST", "/v1/servers/" + f.server_id + "/sign-in", f.token, "{}");
   REQUIRE(started.status == 200);
   auto signed_in = f.callback(f.browse(started.body["authorization_url"].get<std::string>()));
@@ -271,11 +313,14 @@ TEST_CASE("no token or client secret handed to the node appears in what it wrote
   answered.push_back(
     f.node->call("GET", "/v1/admin/tenants/" + f.tenant_id + "/audit", test::admin_token).raw);
   f.node->stop(); // everything on disk
+  auto logged = log.restore();
+  CHECK_MESSAGE(logged.find("tenant") != std::string::npos, "the node logged nothing");
+  answered.push_back(logged);
   for (const auto& secret : secrets) {
     auto text = secret.get<std::string>();
     REQUIRE(text.size() >= 16);
     for (const auto& body : answered)
-      CHECK_MESSAGE(body.find(text) == std::string::npos, "a secret in an answer");
+      CHECK_MESSAGE(body.find(text) == std::string::npos, "a secret in an answer or the log");
     CHECK_MESSAGE(test::files_holding(f.dir.path(), text).empty(),
                   "a secret in the data directory");
   }
