@@ -250,6 +250,21 @@ public:
       });
   }
 
+  /// Admin routes about one tenant (its id the path's first group): checks
+  /// the operator token, then runs `fn` with that tenant's actor.
+  template <class F>
+  httplib::Server::Handler admin_tenant(F fn) {
+    return admin([this, fn](const httplib::Request& req, httplib::Response& res) {
+      auto [hdl, err] = ask<tenant_actor>(*ctx_.sys, ctx_.directory, config_atom::value,
+                                          std::string{req.matches[1]});
+      if (!hdl) {
+        send_error(res, err);
+        return;
+      }
+      fn(req, res, *hdl);
+    });
+  }
+
   /// Sends a request whose answer is JSON text and relays it.
   template <class Handle, class... Ts>
   void relay(httplib::Response& res, int status_code, const Handle& dest, Ts&&... xs) {
@@ -489,15 +504,10 @@ void http_api::routes::install(httplib::Server& srv) {
   // A tenant's MCP servers, for operators: auth mode, needs_auth, signed_in
   // (never a sealed value).
   srv.Get(R"(/v1/admin/tenants/([a-z0-9_-]{1,64})/servers)",
-          admin([this](const httplib::Request& req, httplib::Response& res) {
-            auto [hdl, err] = ask<tenant_actor>(*ctx_.sys, ctx_.directory, config_atom::value,
-                                                std::string{req.matches[1]});
-            if (!hdl) {
-              send_error(res, err);
-              return;
-            }
-            relay(res, 200, *hdl, list_atom::value, server_atom::value);
-          }));
+          admin_tenant(
+            [this](const httplib::Request&, httplib::Response& res, const tenant_actor& tenant) {
+              relay(res, 200, tenant, list_atom::value, server_atom::value);
+            }));
   srv.Get(R"(/v1/admin/tenants/([a-z0-9_-]{1,64})/tokens)",
           admin([this](const httplib::Request& req, httplib::Response& res) {
             answer<std::vector<token_record>>(res, 200, ctx_.directory, list_atom::value,
@@ -790,14 +800,9 @@ void http_api::routes::install_tenant_config(httplib::Server& srv) {
             relay(res, 200, t, list_atom::value, audit_atom::value, audit_limit(req));
           }));
   srv.Get(path("/v1/admin/tenants/{}/audit", id),
-          admin([this](const httplib::Request& req, httplib::Response& res) {
-            auto [hdl, err] = ask<tenant_actor>(*ctx_.sys, ctx_.directory, config_atom::value,
-                                                std::string{req.matches[1]});
-            if (!hdl) {
-              send_error(res, err);
-              return;
-            }
-            relay(res, 200, *hdl, list_atom::value, audit_atom::value, audit_limit(req));
+          admin_tenant([this](const httplib::Request& req, httplib::Response& res,
+                              const tenant_actor& tenant) {
+            relay(res, 200, tenant, list_atom::value, audit_atom::value, audit_limit(req));
           }));
 }
 
