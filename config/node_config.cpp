@@ -510,11 +510,14 @@ bool is_log_level(const std::string& text) {
 constexpr const char* bind_expectation = "an IPv4 or IPv6 address literal or \"localhost\"";
 
 status parse_http(const object_reader& in, http_config& out) {
-  VOXOS_RETURN_IF_ERROR(in.allow_only({"bind", "port", "public_base_url", "max_body_bytes",
-                                       "threads", "max_held_requests", "max_held_per_tenant",
-                                       "max_header_lines", "max_header_bytes"}));
+  VOXOS_RETURN_IF_ERROR(in.allow_only(
+    {"bind", "port", "public_base_url", "max_body_bytes", "threads", "max_held_requests",
+     "max_held_per_tenant", "max_header_lines", "max_header_bytes", "broker_bind", "broker_port"}));
   VOXOS_RETURN_IF_ERROR(in.string("bind", out.bind, is_bind_address, bind_expectation));
   VOXOS_RETURN_IF_ERROR(in.integer("port", 0, 65535, out.port));
+  VOXOS_RETURN_IF_ERROR(
+    in.string("broker_bind", out.broker_bind, is_bind_address, bind_expectation));
+  VOXOS_RETURN_IF_ERROR(in.integer("broker_port", 0, 65535, out.broker_port));
   VOXOS_RETURN_IF_ERROR(
     in.string("public_base_url", out.public_base_url, is_base_url,
               "an absolute http or https URL without user info, query or fragment"));
@@ -716,7 +719,9 @@ json to_json(const node_config& cfg) {
                      {"max_held_requests", cfg.http.max_held_requests},
                      {"max_held_per_tenant", cfg.http.max_held_per_tenant},
                      {"max_header_lines", cfg.http.max_header_lines},
-                     {"max_header_bytes", cfg.http.max_header_bytes}};
+                     {"max_header_bytes", cfg.http.max_header_bytes},
+                     {"broker_bind", cfg.http.broker_bind},
+                     {"broker_port", cfg.http.broker_port}};
   doc["caf"] = json{{"bind", cfg.caf.bind},
                     {"port", cfg.caf.port},
                     {"scheduler_threads", cfg.caf.scheduler_threads},

@@ -23,6 +23,11 @@ struct http_config {
   std::string bind = "127.0.0.1";
   uint16_t port = 7100; ///< 0 picks a free port
   std::string public_base_url = "http://localhost:7100";
+  /// The private broker route's own listener (brokered MCP servers exchange
+  /// assertions there for their provider tokens). Loopback by default: never
+  /// expose it through untrusted ingress. Port 0 picks a free one.
+  std::string broker_bind = "127.0.0.1";
+  uint16_t broker_port = 7102;
   std::size_t max_body_bytes = 1024 * 1024; ///< 1 MiB; 1 KiB .. 64 MiB
   /// 2 .. 256. Mostly blocked, so cheap: a run its host drives over HTTP
   /// holds up to two while it waits (its activity stream, a round).

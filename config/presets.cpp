@@ -322,7 +322,7 @@ preset monzo_local() {
   // tool disabled as well. Tool names as the monzo_mcp container test suite
   // lists its read and write sets.
   auto out = make_preset("monzo_local", "Monzo (Local Compose)", "http://monzo-mcp:8000/mcp",
-                         auth_mode::static_bearer);
+                         auth_mode::brokered_oauth);
   out.local_compose = true;
   out.tools = {read_tool("monzo_connection_status"),
                read_tool("monzo_list_accounts", risk_level::medium),

@@ -124,6 +124,8 @@ std::string_view to_string(auth_mode x) noexcept {
     return "private_key_jwt";
   case auth_mode::static_headers:
     return "static_headers";
+  case auth_mode::brokered_oauth:
+    return "brokered_oauth";
   }
   return "unknown";
 }

@@ -16,8 +16,7 @@ enum class risk_level : uint8_t { low, medium, high };
 /// MCP transports the node accepts; stdio is refused everywhere.
 enum class transport_kind : uint8_t { streamable_http, sse };
 
-/// How a remote MCP server authenticates the node (the auth issue builds the
-/// OAuth and JWT modes; records may name them already).
+/// How a remote MCP server authenticates the node.
 enum class auth_mode : uint8_t {
   none,
   static_bearer,
@@ -27,6 +26,11 @@ enum class auth_mode : uint8_t {
   private_key_jwt,
   /// Fixed request headers the user supplied (sealed in the vault).
   static_headers,
+  /// A brokered server (the Monzo container): the node sends it an endpoint
+  /// bearer (a static header) and, with every request, a fresh broker
+  /// assertion; the user's provider tokens stay in the node, which hands
+  /// the server only its current access token, at the private broker route.
+  brokered_oauth,
 };
 
 /// One tool as discovered from an MCP server (or curated by a preset).

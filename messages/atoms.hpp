@@ -47,5 +47,6 @@ using callback_atom = caf::atom_constant<caf::atom("callback")>;
 using tokens_atom = caf::atom_constant<caf::atom("tokens")>;
 using needs_auth_atom = caf::atom_constant<caf::atom("needsauth")>;
 using client_atom = caf::atom_constant<caf::atom("client")>;
+using broker_atom = caf::atom_constant<caf::atom("broker")>;
 
 } // namespace voxos

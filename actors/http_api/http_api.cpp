@@ -198,7 +198,10 @@ json to_json(const std::vector<tool_output>& outputs) {
 
 class http_api::routes {
 public:
-  explicit routes(http_api_context ctx) : ctx_(std::move(ctx)) {}
+  explicit routes(http_api_context ctx) : ctx_(std::move(ctx)) {
+    if (ctx_.sign_in)
+      broker_ = std::make_unique<auth::broker_verifier>(ctx_.sign_in->broker_secret);
+  }
 
   /// Admin routes: checks the operator token, then runs `fn`.
   template <class F>
@@ -299,6 +302,7 @@ public:
 
   void install(httplib::Server& srv);
   void sign_in_callback(const httplib::Request& req, httplib::Response& res);
+  void broker_token(const httplib::Request& req, httplib::Response& res);
   void install_tenant_config(httplib::Server& srv);
   void stream_activity(httplib::Response& res, const tenant_actor& tenant,
                        const std::string& run_id, bool hold);
@@ -318,6 +322,7 @@ public:
 
 private:
   http_api_context ctx_;
+  std::unique_ptr<auth::broker_verifier> broker_; ///< null without a state secret
   std::shared_ptr<held_requests> held_ = std::make_shared<held_requests>(ctx_.held, ctx_.metrics);
 };
 
@@ -374,6 +379,45 @@ void http_api::routes::stream_activity(httplib::Response& res, const tenant_acto
       if (hold && !*ended)
         caf::anon_send(tenant, cancel_atom::value, run_atom::value, run_id);
     });
+}
+
+void http_api::routes::broker_token(const httplib::Request& req, httplib::Response& res) {
+  if (!broker_) {
+    write_error(res, errc::conflict, "this node cannot broker: it has no OAuth state secret");
+    return;
+  }
+  auto assertion = bearer_token(req);
+  if (!assertion) {
+    write_error(res, errc::unauthorized, "a broker assertion is required");
+    return;
+  }
+  auto body = read_body(req, res, {{"server_id", json_kind::string, true, 64}});
+  if (!body)
+    return;
+  auto server_id = (*body)["server_id"].get<std::string>();
+  auto claims = broker_->verify(*assertion, server_id,
+                                std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count());
+  if (!claims) {
+    write_error(res, claims.error().code(), claims.error().message());
+    return;
+  }
+  auto [hdl, err] =
+    ask<tenant_actor>(*ctx_.sys, ctx_.directory, config_atom::value, claims->tenant);
+  if (!hdl) {
+    send_error(res, err);
+    return;
+  }
+  auto [text, failed] = ask_within<std::string>(*ctx_.sys, caf::duration{sign_in_timeout}, *hdl,
+                                                broker_atom::value, server_id);
+  if (!text) {
+    send_error(res, failed);
+    return;
+  }
+  res.status = 200;
+  res.set_header("Cache-Control", "no-store");
+  res.set_content(*text, "application/json");
 }
 
 void http_api::routes::sign_in_callback(const httplib::Request& req, httplib::Response& res) {
@@ -653,7 +697,8 @@ void http_api::routes::install_tenant_config(httplib::Server& srv) {
                                   {{"client_id", json_kind::string, true, 512},
                                    {"client_secret", json_kind::string, false, 4096},
                                    {"private_key_pem", json_kind::string, false, 16384},
-                                   {"signing_alg", json_kind::string, false, 16}});
+                                   {"signing_alg", json_kind::string, false, 16},
+                                   {"token_endpoint_auth_method", json_kind::string, false, 32}});
             if (body)
               relay(res, 200, t, client_atom::value, server_atom::value,
                     std::string{req.matches[1]}, body->dump());
@@ -809,6 +854,13 @@ void http_api::routes::install_tenant_config(httplib::Server& srv) {
 http_api::http_api(http_api_context ctx) : routes_(std::make_unique<routes>(std::move(ctx))) {}
 
 http_api::~http_api() = default;
+
+void http_api::install_broker(http_server& server) {
+  auto* api = routes_.get();
+  server.routes().Post(
+    "/v1/broker/token",
+    [api](const httplib::Request& req, httplib::Response& res) { api->broker_token(req, res); });
+}
 
 void http_api::install(http_server& server) {
   auto& srv = server.routes();

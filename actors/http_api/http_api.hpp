@@ -60,6 +60,12 @@ public:
 
   /// Adds every route to `server` (before it starts).
   void install(http_server& server);
+  /// Adds the private broker route, alone, to `server` (the broker's own
+  /// listener; the public one never serves it): POST /v1/broker/token with
+  /// `Authorization: Bearer <broker assertion>` and {"server_id"}; the
+  /// assertion is checked (signature, audience, expiry, the server, replay)
+  /// and exchanged for that server's current access token only.
+  void install_broker(http_server& server);
 
 private:
   class routes;

@@ -280,8 +280,19 @@ void run_job(const connection_env& env, worker_link& link, const caf::actor_addr
     mcp_auth_refusal refusal;
     std::string sent;
     if (credentials != nullptr) {
+      // (none: a static Authorization of the endpoint, if any, goes as it is)
       sent = credentials->authorization();
-      set_authorization(job.headers, sent);
+      if (!sent.empty())
+        set_authorization(job.headers, sent);
+      for (auto& [name, value] : credentials->exchange_headers()) {
+        auto& extra = job.headers.extra;
+        extra.erase(std::remove_if(extra.begin(), extra.end(),
+                                   [&name](const auto& header) {
+                                     return equals_ignoring_case(header.first, name);
+                                   }),
+                    extra.end());
+        extra.emplace_back(std::move(name), std::move(value));
+      }
       job.headers.refusal = &refusal;
     }
     exchange_once(env, http, job, sink, connection);

@@ -97,8 +97,10 @@ struct node::impl {
   run_host_actor run_host;
   std::unique_ptr<http_api> api;
   std::unique_ptr<http_server> server;
+  std::unique_ptr<http_server> broker_server; ///< the private broker route alone
   vault_keeper_actor keeper;
   uint16_t http_port = 0;
+  uint16_t broker_port = 0;
   uint16_t caf_port = 0;
   bool stopped = false;
 
@@ -109,6 +111,8 @@ struct node::impl {
     // 1. No new requests; in-flight ones finish.
     if (server)
       server->stop();
+    if (broker_server)
+      broker_server->stop();
     // 2. Every actor exits; the event store closes RocksDB as it terminates.
     if (sys) {
       if (caf_port != 0)
@@ -127,6 +131,7 @@ struct node::impl {
     store = nullptr;
     sys.reset();
     server.reset();
+    broker_server.reset();
   }
 };
 
@@ -143,6 +148,10 @@ void node::stop() {
 
 uint16_t node::http_port() const noexcept {
   return impl_->http_port;
+}
+
+uint16_t node::broker_port() const noexcept {
+  return impl_->broker_port;
 }
 
 uint16_t node::caf_port() const noexcept {
@@ -295,6 +304,7 @@ result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_sec
       {"node_id", raw->node_id},
       {"version", VOXOS_VERSION},
       {"http_port", raw->http_port},
+      {"broker_port", raw->broker_port},
       {"caf_port", raw->caf_port},
       {"caf_transport", raw->cfg.caf.transport == caf_transport::tls ? "tls" : "plain"},
       {"public_base_url", raw->cfg.http.public_base_url},
@@ -308,6 +318,20 @@ result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_sec
     return port.error();
   }
   state->http_port = *port;
+  // The private broker route, on its own listener.
+  http_server::options broker_opts;
+  broker_opts.bind = cfg.http.broker_bind;
+  broker_opts.port = cfg.http.broker_port;
+  broker_opts.max_body_bytes = 4096;
+  broker_opts.threads = 4;
+  state->broker_server = std::make_unique<http_server>(broker_opts);
+  state->api->install_broker(*state->broker_server);
+  auto broker_port = state->broker_server->start();
+  if (!broker_port) {
+    state->shutdown();
+    return broker_port.error();
+  }
+  state->broker_port = *broker_port;
   return std::unique_ptr<node>{new node(std::move(state))};
 }
 

@@ -36,6 +36,8 @@ public:
 
   /// The bound ports (meaningful when the configuration asked for port 0).
   uint16_t http_port() const noexcept;
+  /// The private broker route's port (http.broker_bind).
+  uint16_t broker_port() const noexcept;
   uint16_t caf_port() const noexcept;
   const std::string& node_id() const noexcept;
 

@@ -74,7 +74,7 @@ result<http_header_list> read_headers(const json& obj) {
 
 std::optional<auth_mode> oauth_mode_from(std::string_view text) {
   for (auto mode : {auth_mode::oauth_authorization_code, auth_mode::oauth_client_credentials,
-                    auth_mode::private_key_jwt})
+                    auth_mode::private_key_jwt, auth_mode::brokered_oauth})
     if (to_string(mode) == text)
       return mode;
   return std::nullopt;
@@ -166,6 +166,7 @@ result<new_server> from_request(const json& body, const url_policy& policy,
         return status::error(errc::out_of_range, "headers: this preset takes none");
       break;
     case auth_mode::static_bearer:
+    case auth_mode::brokered_oauth:
       if (headers.size() != 1 || !equals_ignoring_case(headers.front().first, "Authorization")
           || headers.front().second.rfind("Bearer ", 0) != 0)
         return status::error(errc::missing_field,
@@ -211,8 +212,16 @@ result<new_server> from_request(const json& body, const url_policy& policy,
         return status::error(errc::out_of_range,
                              "auth: \"oauth_authorization_code\", \"oauth_client_credentials\" "
                              "or \"private_key_jwt\" (static credentials go in headers)");
-      if (!headers.empty())
-        return status::error(errc::out_of_range, "headers: not with an OAuth auth mode");
+      // A brokered server takes exactly its endpoint bearer; the others none.
+      if (*mode == auth_mode::brokered_oauth
+            ? (headers.size() != 1 || !equals_ignoring_case(headers.front().first, "Authorization")
+               || headers.front().second.rfind("Bearer ", 0) != 0)
+            : !headers.empty())
+        return status::error(errc::out_of_range,
+                             *mode == auth_mode::brokered_oauth
+                               ? "headers: a brokered server needs exactly its endpoint bearer "
+                                 "(Authorization: Bearer ...)"
+                               : "headers: not with an OAuth auth mode");
       rec.auth = *mode;
     }
   }

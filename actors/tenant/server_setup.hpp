@@ -12,8 +12,11 @@
 //   transport   custom only: "streamable_http" (default) or "sse"
 //   auth        custom only: "oauth_authorization_code" (the owner signs in
 //               through the browser), "oauth_client_credentials" or
-//               "private_key_jwt" (a machine client given afterwards); such a
-//               server takes no headers and starts needing auth
+//               "private_key_jwt" (a machine client given afterwards), or
+//               "brokered_oauth" (signs in by browser; takes exactly its
+//               endpoint bearer in headers, and its requests carry broker
+//               assertions, never the provider's token); such a server
+//               starts needing auth
 //   label       1..200 bytes; defaults to the preset's label or the host
 //   headers     {name: value}: static request headers (at most 16; names of
 //               1..64 token characters, values 1..4096 visible ASCII). A
@@ -58,7 +61,12 @@ result<new_server> from_request(const nlohmann::json& body, const url_policy& po
 /// Whether `mode` is one of the OAuth modes (a sign-in or a client, then tokens).
 inline bool is_oauth(auth_mode mode) {
   return mode == auth_mode::oauth_authorization_code || mode == auth_mode::oauth_client_credentials
-         || mode == auth_mode::private_key_jwt;
+         || mode == auth_mode::private_key_jwt || mode == auth_mode::brokered_oauth;
+}
+
+/// Whether the owner signs in to `mode`'s server through the browser.
+inline bool signs_in_by_browser(auth_mode mode) {
+  return mode == auth_mode::oauth_authorization_code || mode == auth_mode::brokered_oauth;
 }
 
 /// The headers as the text that is sealed, and back.

@@ -40,6 +40,11 @@ result<std::shared_ptr<const context>> make_context(std::shared_ptr<const url_po
   out->fetch = std::make_shared<const auth::auth_fetcher>(std::move(policy));
   out->state_key = std::make_shared<const auth::signing_key>(std::move(*key));
   out->state_secret = state_secret;
+  out->broker_secret = auth::hmac_sha256(state_secret, "voxos-broker-assertions-v1");
+  auto broker = auth::signing_key::hmac(out->broker_secret);
+  if (!broker)
+    return broker.error();
+  out->broker_key = std::make_shared<const auth::signing_key>(std::move(*broker));
   auto base = public_base_url;
   while (!base.empty() && base.back() == '/')
     base.pop_back();
@@ -133,6 +138,19 @@ result<started> start(const context& ctx, const std::string& tenant, const std::
   url.replace(at, 6 + request->state.size(), "state=" + auth::percent_encode(*state));
   out.authorization_url = std::move(url);
   return out;
+}
+
+result<auth::token_set> refresh(const context& ctx, const std::string& server_url,
+                                const auth::client_registration& client,
+                                const auth::token_set& held) {
+  auth::oauth_client api{*ctx.fetch};
+  auto found = api.discover(server_url, challenge_of(ctx, server_url));
+  if (!found)
+    return found.error();
+  if (found->server.issuer != held.issuer || client.issuer != held.issuer)
+    return status::error(errc::needs_auth,
+                         "the server moved to another authorization server; sign in again");
+  return api.refresh(*found, client, held);
 }
 
 result<auth::token_set> finish(const context& ctx, const std::string& server_url,

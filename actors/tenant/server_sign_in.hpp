@@ -54,6 +54,11 @@ struct context {
   /// dynamic registration only).
   std::string metadata_document_url;
   std::string client_name = "Voxos";
+  /// Signs broker assertions (HS256 under a key derived from the state
+  /// secret: HMAC-SHA256(state secret, "voxos-broker-assertions-v1")), and
+  /// its secret, for the broker route to check them.
+  std::shared_ptr<const auth::signing_key> broker_key;
+  std::string broker_secret;
   int64_t state_lifetime_ms = auth::default_state_lifetime_ms;
 };
 
@@ -94,6 +99,13 @@ result<started> start(const context& ctx, const std::string& tenant, const std::
                       const std::string& server_url,
                       const std::optional<auth::client_registration>& stored,
                       const std::optional<auth::client_registration>& replacement, int64_t now_ms);
+
+/// A refresh of `held` (the tokens of a brokered server), at the
+/// authorization server that issued them only (discovered afresh; one that
+/// moved is needs_auth).
+result<auth::token_set> refresh(const context& ctx, const std::string& server_url,
+                                const auth::client_registration& client,
+                                const auth::token_set& held);
 
 result<auth::token_set> finish(const context& ctx, const std::string& server_url,
                                const auth::client_registration& client, const pending& sign_in,

@@ -31,6 +31,7 @@
 #include "config/log.hpp"
 #include "messages/error.hpp"
 #include "storage/digest.hpp"
+#include "transport/auth/broker_credentials.hpp"
 #include "transport/auth/server_auth.hpp"
 #include "transport/url_policy.hpp"
 
@@ -146,6 +147,11 @@ struct tenant_actor_state {
   /// from before a replacement (a refresh that was running when it happened)
   /// is dropped, so it never overwrites newer credentials.
   std::unordered_map<std::string, uint64_t> credential_epochs;
+  /// Broker requests waiting for a refresh of their server's tokens that is
+  /// in flight (one refresh at a time per server: a refresh token is spent
+  /// once).
+  std::unordered_map<std::string, std::vector<caf::typed_response_promise<std::string>>>
+    broker_waiting;
   /// The runs whose actors live (killed when this actor ends), and each
   /// run's id by its actor's id (for their down messages).
   std::shared_ptr<live_run_map> live_runs;
@@ -514,9 +520,9 @@ result<const mcp_server_record*> oauth_server(const tenant_actor_state& st,
   auto rec = st.cfg.state.servers.find(server_id);
   if (rec == st.cfg.state.servers.end())
     return status::error(errc::not_found, "no such server for this tenant");
-  if (browser_sign_in ? rec->second.auth != auth_mode::oauth_authorization_code
+  if (browser_sign_in ? !server_setup::signs_in_by_browser(rec->second.auth)
                       : !server_setup::is_oauth(rec->second.auth)
-                          || rec->second.auth == auth_mode::oauth_authorization_code)
+                          || server_setup::signs_in_by_browser(rec->second.auth))
     return status::error(errc::conflict, browser_sign_in
                                            ? "this server does not sign in through a browser"
                                            : "this server takes no machine client");
@@ -713,6 +719,76 @@ caf::result<std::string> finish_sign_in(self_pointer self, const std::string& se
   return promise;
 }
 
+void store_tokens(self_pointer self, const std::string& server_id, uint64_t epoch,
+                  const std::string& client_text, const std::string& tokens_text);
+void mark_needs_auth(self_pointer self, const std::string& server_id, uint64_t epoch);
+
+/// The broker's answer for a brokered server's current access token.
+std::string broker_answer(const auth::token_set& tokens) {
+  auto now_ms = wall_clock_us() / 1000;
+  json out{{"access_token", tokens.access_token}, {"token_type", "Bearer"}};
+  if (tokens.expires_at_ms != 0)
+    out["expires_in"] = std::max<int64_t>(0, (tokens.expires_at_ms - now_ms) / 1000);
+  return out.dump();
+}
+
+/// The broker route's question: the current access token of brokered server
+/// `server_id`, refreshed first when it expires within a minute (one refresh
+/// at a time; the rotated tokens are sealed and stored).
+caf::result<std::string> broker_token(self_pointer self, const std::string& server_id) {
+  auto& st = self->state;
+  auto rec = st.cfg.state.servers.find(server_id);
+  if (rec == st.cfg.state.servers.end())
+    return make_error(errc::not_found, "no such server for this tenant");
+  if (rec->second.auth != auth_mode::brokered_oauth)
+    return make_error(errc::forbidden, "the server is not a brokered one");
+  if (rec->second.needs_auth || rec->second.sealed_oauth_tokens.empty() || !st.services.sign_in)
+    return make_error(errc::needs_auth, "the server needs signing in (again)");
+  auto tokens_doc = open_oauth_value(st, rec->second, server_credentials::oauth_tokens_purpose,
+                                     rec->second.sealed_oauth_tokens);
+  auto client_doc = open_oauth_value(st, rec->second, server_credentials::oauth_client_purpose,
+                                     rec->second.sealed_oauth_client);
+  if (!tokens_doc || !*tokens_doc || !client_doc || !*client_doc)
+    return make_error(errc::corrupt_data, "a brokered server's credentials do not open");
+  auto tokens = auth::token_set::from_json(**tokens_doc);
+  auto client = auth::client_registration::from_json(**client_doc);
+  if (!tokens || !client)
+    return make_error(errc::corrupt_data, "a brokered server's credentials do not decode");
+  constexpr int64_t refresh_margin_ms = 60'000;
+  if (!tokens->expired(wall_clock_us() / 1000, refresh_margin_ms))
+    return broker_answer(*tokens);
+  auto promise = self->make_response_promise<std::string>();
+  auto& waiting = st.broker_waiting[server_id];
+  waiting.push_back(promise);
+  if (waiting.size() > 1)
+    return promise; // a refresh is in flight: its answer is ours too
+  auto ctx = st.services.sign_in;
+  auto url = rec->second.url;
+  auto epoch = st.credential_epochs[server_id];
+  off_thread<auth::token_set>(
+    self,
+    [ctx, url, client = *client, held = *tokens] {
+      return server_sign_in::refresh(*ctx, url, client, held);
+    },
+    [self, server_id, client = *client, epoch](result<auth::token_set> fresh) mutable {
+      auto& st = self->state;
+      auto waiting = std::move(st.broker_waiting[server_id]);
+      st.broker_waiting.erase(server_id);
+      if (!fresh) {
+        if (fresh.error().code() == errc::needs_auth)
+          mark_needs_auth(self, server_id, epoch);
+        for (auto& promise : waiting)
+          promise.deliver(to_error(fresh.error()));
+        return;
+      }
+      auto answer = broker_answer(*fresh);
+      store_tokens(self, server_id, epoch, client.to_json().dump(), fresh->to_json().dump());
+      for (auto& promise : waiting)
+        promise.deliver(answer);
+    });
+  return promise;
+}
+
 caf::result<std::string> set_machine_client(self_pointer self, const std::string& server_id,
                                             const std::string& body) {
   auto& st = self->state;
@@ -738,7 +814,11 @@ caf::result<std::string> set_machine_client(self_pointer self, const std::string
     client.client_secret = doc.value("client_secret", std::string{});
     if (client.client_secret.empty())
       return make_error(errc::missing_field, "client_secret: required");
-    client.method = auth::client_auth_method::client_secret_basic;
+    auto method = doc.value("token_endpoint_auth_method", std::string{"client_secret_basic"});
+    if (method != "client_secret_basic" && method != "client_secret_post")
+      return make_error(errc::out_of_range,
+                        "token_endpoint_auth_method: client_secret_basic or client_secret_post");
+    client.method = *auth::client_auth_method_from(method);
   }
   auto sealed =
     seal_oauth_value(st, server_id, server_credentials::oauth_client_purpose, client.to_json());
@@ -812,7 +892,15 @@ result<mcp_connection_actor> open_connection(self_pointer self, const std::strin
   if (!headers)
     return headers.error();
   mcp_endpoint endpoint{server_id, rec.transport, rec.url, std::move(*headers)};
-  if (server_setup::is_oauth(rec.auth)) {
+  if (rec.auth == auth_mode::brokered_oauth) {
+    // The endpoint bearer (its static header) and a fresh broker assertion
+    // with every request; the provider's tokens stay here.
+    if (!st.services.sign_in)
+      return status::error(errc::needs_auth,
+                           "this node cannot broker: it has no OAuth state secret");
+    endpoint.auth = std::make_shared<auth::broker_credentials>(st.services.sign_in->broker_key,
+                                                               st.tenant_id, server_id);
+  } else if (server_setup::is_oauth(rec.auth)) {
     auto credentials = oauth_credentials(self, rec);
     if (!credentials)
       return credentials.error();
@@ -1469,6 +1557,10 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
                  const std::string& query) -> caf::result<std::string> {
       note();
       return finish_sign_in(self, server_id, flow, query);
+    },
+    [self, note](broker_atom, const std::string& server_id) -> caf::result<std::string> {
+      note();
+      return broker_token(self, server_id);
     },
     [self, note](client_atom, server_atom, const std::string& server_id,
                  const std::string& body) -> caf::result<std::string> {

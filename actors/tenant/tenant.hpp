@@ -96,6 +96,10 @@ using tenant_actor = caf::typed_actor<
   // server (server id, JSON {"client_id", "client_secret"} or {"client_id",
   // "private_key_pem", "signing_alg"?}), sealed; answers the record.
   caf::replies_to<client_atom, server_atom, std::string, std::string>::with<std::string>,
+  // The private broker route's question (server id): the current access
+  // token of a brokered server, refreshed first when it is about to expire;
+  // answers {"access_token","token_type","expires_in"?}.
+  caf::replies_to<broker_atom, std::string>::with<std::string>,
   // From a connection's credentials: new tokens (server id, client JSON,
   // tokens JSON; local only), sealed and stored, replacing the old ones.
   // (with the credential epoch they were opened under: a stale report is dropped)

@@ -41,6 +41,7 @@ bool write_runtime_file(const voxos::node_config& cfg, const voxos::node& n) {
     {"node_id", n.node_id()},
     {"http_url", "http://" + cfg.http.bind + ":" + std::to_string(n.http_port())},
     {"http_port", n.http_port()},
+    {"broker_port", n.broker_port()},
     {"caf_host", cfg.caf.bind},
     {"caf_port", n.caf_port()},
     {"caf_transport", cfg.caf.transport == voxos::caf_transport::tls ? "tls" : "plain"}};

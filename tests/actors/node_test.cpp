@@ -13,6 +13,7 @@ node_config config_for(const test::temp_dir& dir) {
   cfg.data_dir = dir.str();
   cfg.http.port = 0;
   cfg.caf.port = 0;
+  cfg.http.broker_port = 0;
   cfg.log_level = "error";
   return cfg;
 }

@@ -152,7 +152,7 @@ TEST_CASE("the default document names every key and parses back to the defaults"
   for (const char* key : {"profile", "data_dir", "log_level", "http", "caf", "event_store",
                           "secrets", "mcp", "run", "registered_urls"})
     CHECK_MESSAGE(doc.contains(key), key);
-  CHECK(doc["http"].size() == 9);
+  CHECK(doc["http"].size() == 11);
   CHECK(doc["http"]["max_header_lines"] == 100);
   CHECK(doc["http"]["max_header_bytes"] == 65536);
   CHECK(doc["http"]["threads"] == 32);

@@ -94,7 +94,7 @@ TEST_CASE("local compose presets name their exact registered URL") {
 
   const auto& monzo = preset_named("monzo_local");
   CHECK(monzo.url == "http://monzo-mcp:8000/mcp");
-  CHECK(monzo.auth == auth_mode::static_bearer);
+  CHECK(monzo.auth == auth_mode::brokered_oauth); // endpoint bearer + the broker
 
   const auto& deployed = preset_named("flightradar24_deployed");
   CHECK_FALSE(deployed.local_compose);

@@ -89,6 +89,7 @@ node_config tls_node_config(const test_pki& pki) {
   cfg.http.port = 0;
   cfg.http.threads = 2;
   cfg.caf.port = 0;
+  cfg.http.broker_port = 0;
   cfg.log_level = "error";
   cfg.caf.transport = caf_transport::tls;
   cfg.caf.tls.certificate = pki.server.certificate.string();

@@ -396,3 +396,139 @@ TEST_CASE("bad sign-in callbacks are refused, each with its own error, and chang
   auto retested = f.node->call("POST", "/v1/servers/" + f.server_id + "/finalize", f.token);
   CHECK_MESSAGE(retested.status == 200, retested.raw);
 }
+
+TEST_CASE("a brokered server gets a fresh assertion with every request, which its container "
+          "exchanges at the private broker route for that user's token only") {
+  const std::string endpoint_bearer = "endpoint-bearer-0123456789abcdef";
+  test::node_peer container{test::node22_path().string(),
+                            {"broker_container.mjs", "--endpoint-bearer", endpoint_bearer}};
+  REQUIRE_MESSAGE(container.up(), container.error_output());
+  const std::string container_url = container.url();
+  test::node_peer provider{test::node22_path().string(),
+                           {"oauth_peer.mjs", "--resource", container_url}};
+  REQUIRE_MESSAGE(provider.up(), provider.error_output());
+  auto issuer = json::parse(provider.banner_rest())["issuer"].get<std::string>();
+  test::temp_dir dir;
+  test::running_node node{
+    dir, std::vector<node_config::registered_url>{
+           {container_url, "mcp"},
+           {issuer + "/", "oauth"},
+           {"http://127.0.0.1:" + std::to_string(container.port()) + "/", "oauth"}}};
+  const std::string broker_url =
+    "http://127.0.0.1:" + std::to_string(node.get().broker_port()) + "/v1/broker/token";
+  httplib::Client control{"127.0.0.1", container.port()};
+  REQUIRE(control.Post("/control/configure",
+                       json{{"issuer", issuer}, {"broker", broker_url}}.dump(),
+                       "application/json"));
+  auto [tenant_id, token] = node.make_tenant("Acme");
+  auto made = node.call("POST", "/v1/servers", token,
+                        json{{"url", container_url},
+                             {"auth", "brokered_oauth"},
+                             {"headers", {{"Authorization", "Bearer " + endpoint_bearer}}}}
+                          .dump());
+  REQUIRE_MESSAGE(made.status == 201, made.raw);
+  CHECK(made.body["needs_auth"] == true);
+  auto server_id = made.body["server_id"].get<std::string>();
+
+  // The user signs in to the provider (found from the container's metadata).
+  auto started = node.call("POST", "/v1/servers/" + server_id + "/sign-in", token, "{}");
+  REQUIRE_MESSAGE(started.status == 200, started.raw);
+  auto policy = std::make_shared<const url_policy>(
+    url_policy::trusting_loopback(std::vector<node_config::registered_url>{}));
+  auth::auth_fetcher browser{policy};
+  std::string url = started.body["authorization_url"].get<std::string>();
+  std::string query;
+  for (int hop = 0; hop < 8 && query.empty(); ++hop) {
+    auto answered = browser.get_redirect(url);
+    REQUIRE(answered.is_ok());
+    REQUIRE_MESSAGE(answered->status / 100 == 3, answered->body);
+    const std::string back = "http://localhost:7100/api/mcp/auth/callback?";
+    if (answered->location.rfind(back, 0) == 0)
+      query = answered->location.substr(back.size());
+    else
+      url =
+        answered->location.rfind("http", 0) == 0 ? answered->location : issuer + answered->location;
+  }
+  REQUIRE_FALSE(query.empty());
+  auto signed_in = node.call("GET", "/api/mcp/auth/callback?" + query);
+  REQUIRE_MESSAGE(signed_in.status == 200, signed_in.raw);
+
+  // A run calls the container's tool; the container exchanges the
+  // request's assertion at the broker and checks the provider token.
+  auto patched = node.call(
+    "PATCH", "/v1/servers/" + server_id, token,
+    json{{"enabled", true}, {"trusted", true}, {"allowed_tools", {"provider_whoami"}}}.dump());
+  REQUIRE_MESSAGE(patched.status == 200, patched.raw);
+  REQUIRE(node.call("POST", "/v1/servers/" + server_id + "/finalize", token).status == 200);
+  auto agent = node.call("GET", "/v1/agents", token).body[0]["agent_id"].get<std::string>();
+  REQUIRE(
+    node
+      .call(
+        "PUT", "/v1/agents/" + agent + "/grants", token,
+        json{{"server_id", server_id}, {"tool", "provider_whoami"}, {"decision", "allow"}}.dump())
+      .status
+    == 200);
+  auto run = node.call("POST", "/v1/runs", token,
+                       json{{"agent_id", agent}, {"channel", "owner_text_chat"}}.dump());
+  REQUIRE_MESSAGE(run.status == 201, run.raw);
+  auto run_id = run.body["run_id"].get<std::string>();
+  auto call_whoami = [&](const std::string& call_id) {
+    auto called = node.call(
+      "POST", "/v1/runs/" + run_id + "/tool-calls", token,
+      json{{"calls",
+            {{{"call_id", call_id}, {"name", "provider_whoami"}, {"arguments", json::object()}}}}}
+        .dump());
+    REQUIRE_MESSAGE(called.status == 200, called.raw);
+    return called.body["outputs"][0];
+  };
+  auto first = call_whoami("w1");
+  CHECK_MESSAGE(first["status"] == "ok", first.dump());
+  CHECK(first.dump().find("user-1") != std::string::npos);
+  auto second = call_whoami("w2");
+  CHECK_MESSAGE(second["status"] == "ok", second.dump());
+  auto stats = json::parse(control.Get("/control/stats")->body);
+  CHECK(stats["exchanges"] == 2);          // a fresh assertion each time
+  CHECK(stats["mcp_401"].get<int>() >= 1); // only the sign-in's probe came without the bearer
+
+  // A replayed assertion is refused by the broker.
+  REQUIRE(control.Post("/control/replay"));
+  auto replayed = call_whoami("w3");
+  CHECK(replayed["status"] != "ok");
+  CHECK(json::parse(control.Get("/control/stats")->body)["exchange_failures"] == 1);
+
+  // The broker route itself: an assertion is required, and it must be the
+  // node's, unexpired, for the server asked about; the public listener does
+  // not serve the route.
+  const std::string secret(32, 's'); // the test node's state secret
+  auto broker_key =
+    auth::signing_key::hmac(auth::hmac_sha256(secret, "voxos-broker-assertions-v1"));
+  REQUIRE(broker_key.is_ok());
+  httplib::Client broker{"127.0.0.1", node.get().broker_port()};
+  auto ask_broker = [&](const std::string& assertion, const std::string& server) {
+    httplib::Headers headers;
+    if (!assertion.empty())
+      headers.emplace("Authorization", "Bearer " + assertion);
+    auto res = broker.Post("/v1/broker/token", headers, json{{"server_id", server}}.dump(),
+                           "application/json");
+    REQUIRE(res);
+    return *res;
+  };
+  CHECK(ask_broker("", server_id).status == 401);
+  auto other_server = auth::mint_broker_assertion(*broker_key, tenant_id, "s_other", now_ms());
+  auto wrong = ask_broker(*other_server, server_id);
+  CHECK(wrong.status == 401);
+  CHECK(wrong.body.find("another server") != std::string::npos);
+  auto expired = auth::mint_broker_assertion(*broker_key, tenant_id, server_id, now_ms() - 120'000);
+  CHECK(ask_broker(*expired, server_id).body.find("expired") != std::string::npos);
+  auto forged_key = auth::signing_key::hmac(std::string(32, 'f'));
+  auto forged = auth::mint_broker_assertion(*forged_key, tenant_id, server_id, now_ms());
+  CHECK(ask_broker(*forged, server_id).status == 401);
+  auto good = auth::mint_broker_assertion(*broker_key, tenant_id, server_id, now_ms());
+  auto exchanged = ask_broker(*good, server_id);
+  CHECK_MESSAGE(exchanged.status == 200, exchanged.body);
+  CHECK(json::parse(exchanged.body).value("token_type", "") == "Bearer");
+  CHECK(ask_broker(*good, server_id).status == 401); // the same one again: replayed
+  auto on_public =
+    node.call("POST", "/v1/broker/token", *good, json{{"server_id", server_id}}.dump());
+  CHECK(on_public.status == 404);
+}

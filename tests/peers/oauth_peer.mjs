@@ -51,7 +51,7 @@ import { z } from "zod";
 // ---- options ---------------------------------------------------------------
 
 function parseOptions(argv) {
-  const options = { port: 0, mcpPort: 0, accessTtl: 300, challengeScope: undefined };
+  const options = { port: 0, mcpPort: 0, accessTtl: 300, challengeScope: undefined, resources: [] };
   const value = (flag, text) => {
     if (text === undefined) {
       console.error(`oauth_peer: ${flag} wants a value`);
@@ -73,6 +73,7 @@ function parseOptions(argv) {
     else if (arg === "--mcp-port") options.mcpPort = integer(arg, argv[++idx], 0, 65535);
     else if (arg === "--access-ttl") options.accessTtl = integer(arg, argv[++idx], 1, 86400);
     else if (arg === "--challenge-scope") options.challengeScope = value(arg, argv[++idx]);
+    else if (arg === "--resource") options.resources.push(value(arg, argv[++idx]));
     else {
       console.error(`oauth_peer: unknown argument ${arg}`);
       process.exit(2);
@@ -230,6 +231,9 @@ async function signingKeys() {
 const resourceServers = new Map([
   [mcpUrl, MCP_SCOPES.join(" ")],
   [otherResource, MCP_SCOPES.join(" ")],
+  // --resource: more resources tokens may be issued for (another server,
+  // e.g. a brokered container, whose users sign in here)
+  ...options.resources.map((resource) => [resource, MCP_SCOPES.join(" ")]),
 ]);
 
 const provider = new Provider(issuer, {

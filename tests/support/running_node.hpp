@@ -63,6 +63,7 @@ public:
     node_config cfg;
     cfg.data_dir = dir_.str();
     cfg.http.port = 0;
+    cfg.http.broker_port = 0;
     cfg.caf.port = 0;
     cfg.http.threads = 8; // (six may wait on rounds and streams, three for one tenant)
     cfg.http.max_body_bytes = 64 * 1024;

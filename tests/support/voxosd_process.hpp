@@ -35,7 +35,7 @@ inline std::string test_config(const temp_dir& dir, const std::string& extra = {
   auto path = dir.path() / "voxosd.json";
   nlohmann::json cfg{{"data_dir", (dir.path() / "var").string()},
                      {"log_level", "info"},
-                     {"http", {{"port", 0}}},
+                     {"http", {{"port", 0}, {"broker_port", 0}}},
                      {"caf", {{"port", 0}}}};
   if (!extra.empty())
     cfg.merge_patch(nlohmann::json::parse(extra));

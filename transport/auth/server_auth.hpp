@@ -36,6 +36,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "messages/status.hpp"
 #include "transport/auth/oauth_client.hpp"
@@ -55,6 +57,9 @@ public:
   /// needs_auth (no way to a usable credential), forbidden (a 403 that no
   /// scope cures), or the authorization work's own error.
   virtual status refused(int http_status, std::string_view challenge, std::string_view sent) = 0;
+  /// Headers made afresh for each exchange (a broker assertion), set beside
+  /// the Authorization value; none by default.
+  virtual std::vector<std::pair<std::string, std::string>> exchange_headers() { return {}; }
 };
 
 /// How an oauth_session gets its grants.
