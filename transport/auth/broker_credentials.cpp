@@ -4,9 +4,9 @@
 
 namespace voxos::auth {
 
-broker_credentials::broker_credentials(std::shared_ptr<const signing_key> key,
-                                       std::string tenant, std::string server_id)
-  : key_(std::move(key)), tenant_(std::move(tenant)), server_id_(std::move(server_id)) {}
+broker_credentials::broker_credentials(std::shared_ptr<const signing_key> key, std::string tenant,
+                                       std::string server_id)
+    : key_(std::move(key)), tenant_(std::move(tenant)), server_id_(std::move(server_id)) {}
 
 status broker_credentials::refused(int http_status, std::string_view, std::string_view) {
   return status::error(errc::needs_auth, "the brokered server refused its credentials (HTTP "
