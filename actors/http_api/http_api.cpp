@@ -13,6 +13,7 @@
 
 #include "actors/http_api/held_requests.hpp"
 #include "actors/metrics/node_metrics.hpp"
+#include "config/clock.hpp"
 #include "config/log.hpp"
 #include "messages/error.hpp"
 #include "storage/digest.hpp"
@@ -302,6 +303,26 @@ public:
 
   void install(httplib::Server& srv);
   void sign_in_callback(const httplib::Request& req, httplib::Response& res);
+
+  /// For routes a signed value authenticates (no tenant token): asks the
+  /// actor of `tenant_id` (allowing for a sign-in's waits) and relays its
+  /// JSON answer, 200.
+  template <class... Ts>
+  void ask_tenant(httplib::Response& res, const std::string& tenant_id, Ts&&... xs) {
+    auto [hdl, err] = ask<tenant_actor>(*ctx_.sys, ctx_.directory, config_atom::value, tenant_id);
+    if (!hdl) {
+      send_error(res, err);
+      return;
+    }
+    auto [text, failed] = ask_within<std::string>(*ctx_.sys, caf::duration{sign_in_timeout}, *hdl,
+                                                  std::forward<Ts>(xs)...);
+    if (!text) {
+      send_error(res, failed);
+      return;
+    }
+    res.status = 200;
+    res.set_content(*text, "application/json");
+  }
   void broker_token(const httplib::Request& req, httplib::Response& res);
   void install_tenant_config(httplib::Server& srv);
   void stream_activity(httplib::Response& res, const tenant_actor& tenant,
@@ -395,29 +416,13 @@ void http_api::routes::broker_token(const httplib::Request& req, httplib::Respon
   if (!body)
     return;
   auto server_id = (*body)["server_id"].get<std::string>();
-  auto claims = broker_->verify(*assertion, server_id,
-                                std::chrono::duration_cast<std::chrono::milliseconds>(
-                                  std::chrono::system_clock::now().time_since_epoch())
-                                  .count());
+  auto claims = broker_->verify(*assertion, server_id, wall_clock_us() / 1000);
   if (!claims) {
     write_error(res, claims.error().code(), claims.error().message());
     return;
   }
-  auto [hdl, err] =
-    ask<tenant_actor>(*ctx_.sys, ctx_.directory, config_atom::value, claims->tenant);
-  if (!hdl) {
-    send_error(res, err);
-    return;
-  }
-  auto [text, failed] = ask_within<std::string>(*ctx_.sys, caf::duration{sign_in_timeout}, *hdl,
-                                                broker_atom::value, server_id);
-  if (!text) {
-    send_error(res, failed);
-    return;
-  }
-  res.status = 200;
   res.set_header("Cache-Control", "no-store");
-  res.set_content(*text, "application/json");
+  ask_tenant(res, claims->tenant, broker_atom::value, server_id);
 }
 
 void http_api::routes::sign_in_callback(const httplib::Request& req, httplib::Response& res) {
@@ -436,29 +441,13 @@ void http_api::routes::sign_in_callback(const httplib::Request& req, httplib::Re
     fields[name] = value;
   }
   auto state = fields.value("state", std::string{});
-  auto claims = auth::verify_oauth_state(state, ctx_.sign_in->state_secret,
-                                         std::chrono::duration_cast<std::chrono::milliseconds>(
-                                           std::chrono::system_clock::now().time_since_epoch())
-                                           .count());
+  auto claims = auth::verify_oauth_state(state, ctx_.sign_in->state_secret, wall_clock_us() / 1000);
   if (!claims) {
     write_error(res, claims.error().code(), claims.error().message());
     return;
   }
-  auto [hdl, err] =
-    ask<tenant_actor>(*ctx_.sys, ctx_.directory, config_atom::value, claims->tenant);
-  if (!hdl) {
-    send_error(res, err);
-    return;
-  }
-  auto [text, failed] =
-    ask_within<std::string>(*ctx_.sys, caf::duration{sign_in_timeout}, *hdl, callback_atom::value,
-                            claims->server, claims->flow, fields.dump());
-  if (!text) {
-    send_error(res, failed);
-    return;
-  }
-  res.status = 200;
-  res.set_content(*text, "application/json");
+  ask_tenant(res, claims->tenant, callback_atom::value, claims->server, claims->flow,
+             fields.dump());
 }
 
 void http_api::routes::install(httplib::Server& srv) {
