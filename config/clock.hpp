@@ -13,6 +13,11 @@ inline int64_t wall_clock_us() {
     .count();
 }
 
+/// The same in milliseconds (OAuth token expiries, signed states, assertions).
+inline int64_t wall_clock_ms() {
+  return wall_clock_us() / 1000;
+}
+
 /// Microseconds on a monotonic clock: for durations only (never stored as a time).
 inline int64_t steady_clock_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(

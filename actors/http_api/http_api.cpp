@@ -416,7 +416,7 @@ void http_api::routes::broker_token(const httplib::Request& req, httplib::Respon
   if (!body)
     return;
   auto server_id = (*body)["server_id"].get<std::string>();
-  auto claims = broker_->verify(*assertion, server_id, wall_clock_us() / 1000);
+  auto claims = broker_->verify(*assertion, server_id, wall_clock_ms());
   if (!claims) {
     write_error(res, claims.error().code(), claims.error().message());
     return;
@@ -441,7 +441,7 @@ void http_api::routes::sign_in_callback(const httplib::Request& req, httplib::Re
     fields[name] = value;
   }
   auto state = fields.value("state", std::string{});
-  auto claims = auth::verify_oauth_state(state, ctx_.sign_in->state_secret, wall_clock_us() / 1000);
+  auto claims = auth::verify_oauth_state(state, ctx_.sign_in->state_secret, wall_clock_ms());
   if (!claims) {
     write_error(res, claims.error().code(), claims.error().message());
     return;

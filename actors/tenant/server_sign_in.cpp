@@ -113,30 +113,24 @@ result<started> start(const context& ctx, const std::string& tenant, const std::
   auto client = api.client_for(*found, profile, replacement ? std::nullopt : stored);
   if (!client)
     return client.error();
-  auto scope = api.select_scope(*found, challenge, true);
-  auto request = api.authorize(*found, *client, ctx.redirect_uri, scope);
-  if (!request)
-    return request.error();
   started out;
-  out.client = std::move(*client);
   out.sign_in.flow = auth::random_base64url(16);
-  out.sign_in.verifier = std::move(request->verifier);
-  out.sign_in.redirect_uri = ctx.redirect_uri;
-  out.sign_in.scope = scope;
-  out.sign_in.issuer = found->server.issuer;
   out.sign_in.expires_at_ms = now_ms + ctx.state_lifetime_ms;
   auto state = auth::sign_oauth_state(
     *ctx.state_key, {tenant, server_id, out.sign_in.flow, out.sign_in.expires_at_ms});
   if (!state)
     return state.error();
-  out.sign_in.state = *state;
-  // The request's own random state is replaced by the signed one.
-  auto url = request->url;
-  auto at = url.find("state=" + request->state);
-  if (at == std::string::npos)
-    return status::error(errc::internal, "sign-in: the authorization request lost its state");
-  url.replace(at, 6 + request->state.size(), "state=" + auth::percent_encode(*state));
-  out.authorization_url = std::move(url);
+  auto scope = api.select_scope(*found, challenge, true);
+  auto request = api.authorize(*found, *client, ctx.redirect_uri, scope, *state);
+  if (!request)
+    return request.error();
+  out.client = std::move(*client);
+  out.authorization_url = std::move(request->url);
+  out.sign_in.state = std::move(request->state);
+  out.sign_in.verifier = std::move(request->verifier);
+  out.sign_in.redirect_uri = ctx.redirect_uri;
+  out.sign_in.scope = scope;
+  out.sign_in.issuer = found->server.issuer;
   return out;
 }
 

@@ -423,6 +423,25 @@ result<std::optional<json>> open_oauth_value(const tenant_actor_state& st,
   return std::optional<json>{std::move(doc)};
 }
 
+/// A server's stored OAuth client (T = client_registration) or tokens
+/// (T = token_set), opened from the vault; nullopt if none is stored.
+template <class T>
+result<std::optional<T>> open_stored(const tenant_actor_state& st, const mcp_server_record& rec) {
+  constexpr bool is_client = std::is_same_v<T, auth::client_registration>;
+  auto doc = open_oauth_value(st, rec,
+                              is_client ? server_credentials::oauth_client_purpose
+                                        : server_credentials::oauth_tokens_purpose,
+                              is_client ? rec.sealed_oauth_client : rec.sealed_oauth_tokens);
+  if (!doc)
+    return doc.error();
+  if (!*doc)
+    return std::optional<T>{};
+  auto read = T::from_json(**doc);
+  if (!read)
+    return read.error();
+  return std::optional<T>{std::move(*read)};
+}
+
 /// `doc` sealed for the server and `purpose` (the record's text form).
 result<std::string> seal_oauth_value(const tenant_actor_state& st, const std::string& server_id,
                                      std::string_view purpose, const json& doc) {
@@ -444,28 +463,12 @@ result<std::shared_ptr<auth::server_auth>> oauth_credentials(self_pointer self,
   if (!st.services.sign_in)
     return status::error(errc::needs_auth,
                          "this node cannot sign in to servers: it has no OAuth state secret");
-  auto client =
-    open_oauth_value(st, rec, server_credentials::oauth_client_purpose, rec.sealed_oauth_client);
-  if (!client)
-    return client.error();
-  auto tokens =
-    open_oauth_value(st, rec, server_credentials::oauth_tokens_purpose, rec.sealed_oauth_tokens);
-  if (!tokens)
-    return tokens.error();
-  std::optional<auth::client_registration> registered;
-  if (*client) {
-    auto read = auth::client_registration::from_json(**client);
-    if (!read)
-      return read.error();
-    registered = std::move(*read);
-  }
-  std::optional<auth::token_set> held;
-  if (*tokens) {
-    auto read = auth::token_set::from_json(**tokens);
-    if (!read)
-      return read.error();
-    held = std::move(*read);
-  }
+  auto registered = open_stored<auth::client_registration>(st, rec);
+  if (!registered)
+    return registered.error();
+  auto held = open_stored<auth::token_set>(st, rec);
+  if (!held)
+    return held.error();
   const auto& ctx = *st.services.sign_in;
   auth::oauth_settings settings;
   settings.kind = rec.auth == auth_mode::oauth_authorization_code
@@ -476,7 +479,7 @@ result<std::shared_ptr<auth::server_auth>> oauth_credentials(self_pointer self,
   settings.profile.redirect_uri = ctx.redirect_uri;
   settings.profile.metadata_document_url = ctx.metadata_document_url;
   if (settings.kind == auth::oauth_settings::grant::client_credentials)
-    settings.profile.pre_registered = registered;
+    settings.profile.pre_registered = *registered;
   auto tenant = caf::actor_cast<caf::actor>(self);
   auto server_id = rec.server_id;
   auto epoch = st.credential_epochs[server_id];
@@ -489,7 +492,7 @@ result<std::shared_ptr<auth::server_auth>> oauth_credentials(self_pointer self,
     caf::anon_send(tenant, needs_auth_atom::value, server_id, epoch);
   };
   return std::shared_ptr<auth::server_auth>{std::make_shared<auth::oauth_session>(
-    ctx.fetch, std::move(settings), std::move(registered), std::move(held))};
+    ctx.fetch, std::move(settings), std::move(*registered), std::move(*held))};
 }
 
 /// Runs `job` (it blocks on an authorization server) on a worker thread of
@@ -552,14 +555,10 @@ caf::result<std::string> start_sign_in(self_pointer self, const std::string& ser
     replacement->client_id = std::move(id);
     replacement->client_secret = std::move(secret);
   }
-  auto stored = open_oauth_value(st, **rec, server_credentials::oauth_client_purpose,
-                                 (*rec)->sealed_oauth_client);
+  auto stored = open_stored<auth::client_registration>(st, **rec);
   if (!stored)
     return to_error(stored.error());
-  std::optional<auth::client_registration> stored_client;
-  if (*stored)
-    if (auto read = auth::client_registration::from_json(**stored))
-      stored_client = std::move(*read);
+  auto stored_client = std::move(*stored);
   // A preset's variants share one client (Google Workspace: one server per
   // product, one OAuth web client): with blank fields and none stored, the
   // client another server of the same preset holds is used, and sealed
@@ -569,13 +568,11 @@ caf::result<std::string> start_sign_in(self_pointer self, const std::string& ser
       if (other_id == server_id || other.preset_id != (*rec)->preset_id
           || other.sealed_oauth_client.empty())
         continue;
-      auto shared = open_oauth_value(st, other, server_credentials::oauth_client_purpose,
-                                     other.sealed_oauth_client);
-      if (shared && *shared)
-        if (auto read = auth::client_registration::from_json(**shared); read && !read->dynamic) {
-          replacement = std::move(*read);
-          break;
-        }
+      auto shared = open_stored<auth::client_registration>(st, other);
+      if (shared && *shared && !(*shared)->dynamic) {
+        replacement = std::move(**shared);
+        break;
+      }
     }
   auto ctx = st.services.sign_in;
   auto tenant_id = st.tenant_id;
@@ -585,7 +582,7 @@ caf::result<std::string> start_sign_in(self_pointer self, const std::string& ser
     self,
     [ctx, tenant_id, server_id, url, stored_client, replacement] {
       return server_sign_in::start(*ctx, tenant_id, server_id, url, stored_client, replacement,
-                                   wall_clock_us() / 1000);
+                                   wall_clock_ms());
     },
     [self, server_id, promise](result<server_sign_in::started> started) mutable {
       if (!started) {
@@ -668,7 +665,7 @@ caf::result<std::string> finish_sign_in(self_pointer self, const std::string& se
     off_thread<auth::token_set>(
       self,
       [ctx, url, client = *client, pending = *pending, answer] {
-        return server_sign_in::finish(*ctx, url, client, pending, answer, wall_clock_us() / 1000);
+        return server_sign_in::finish(*ctx, url, client, pending, answer, wall_clock_ms());
       },
       [self, server_id, client = *client, promise](result<auth::token_set> tokens) mutable {
         auto& st = self->state;
@@ -725,7 +722,7 @@ void mark_needs_auth(self_pointer self, const std::string& server_id, uint64_t e
 
 /// The broker's answer for a brokered server's current access token.
 std::string broker_answer(const auth::token_set& tokens) {
-  auto now_ms = wall_clock_us() / 1000;
+  auto now_ms = wall_clock_ms();
   json out{{"access_token", tokens.access_token}, {"token_type", "Bearer"}};
   if (tokens.expires_at_ms != 0)
     out["expires_in"] = std::max<int64_t>(0, (tokens.expires_at_ms - now_ms) / 1000);
@@ -744,18 +741,14 @@ caf::result<std::string> broker_token(self_pointer self, const std::string& serv
     return make_error(errc::forbidden, "the server is not a brokered one");
   if (rec->second.needs_auth || rec->second.sealed_oauth_tokens.empty() || !st.services.sign_in)
     return make_error(errc::needs_auth, "the server needs signing in (again)");
-  auto tokens_doc = open_oauth_value(st, rec->second, server_credentials::oauth_tokens_purpose,
-                                     rec->second.sealed_oauth_tokens);
-  auto client_doc = open_oauth_value(st, rec->second, server_credentials::oauth_client_purpose,
-                                     rec->second.sealed_oauth_client);
-  if (!tokens_doc || !*tokens_doc || !client_doc || !*client_doc)
+  auto stored_tokens = open_stored<auth::token_set>(st, rec->second);
+  auto stored_client = open_stored<auth::client_registration>(st, rec->second);
+  if (!stored_tokens || !*stored_tokens || !stored_client || !*stored_client)
     return make_error(errc::corrupt_data, "a brokered server's credentials do not open");
-  auto tokens = auth::token_set::from_json(**tokens_doc);
-  auto client = auth::client_registration::from_json(**client_doc);
-  if (!tokens || !client)
-    return make_error(errc::corrupt_data, "a brokered server's credentials do not decode");
+  auto& tokens = *stored_tokens;
+  auto& client = *stored_client;
   constexpr int64_t refresh_margin_ms = 60'000;
-  if (!tokens->expired(wall_clock_us() / 1000, refresh_margin_ms))
+  if (!tokens->expired(wall_clock_ms(), refresh_margin_ms))
     return broker_answer(*tokens);
   auto promise = self->make_response_promise<std::string>();
   auto& waiting = st.broker_waiting[server_id];

@@ -1,6 +1,7 @@
 #include "actors/tenant/tenant_events.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
@@ -433,6 +434,19 @@ result<tool_definition> decode_tool_definition(const json& x, const std::string&
   return r.finish(std::move(out));
 }
 
+/// A server record's sealed values (and its pending sign-in's id), by their
+/// stored names: written to the stored form only, never to listings.
+template <class Record>
+auto sealed_fields(Record& rec) {
+  using text = std::conditional_t<std::is_const_v<Record>, const std::string, std::string>;
+  return std::array<std::pair<const char*, text*>, 5>{
+    {{"sealed_headers", &rec.sealed_headers},
+     {"sealed_oauth_client", &rec.sealed_oauth_client},
+     {"sealed_oauth_tokens", &rec.sealed_oauth_tokens},
+     {"sealed_sign_in", &rec.sealed_sign_in},
+     {"sign_in_flow", &rec.sign_in_flow}}};
+}
+
 result<mcp_server_record> decode_server(const json& x, const std::string& path) {
   reader r{x,
            path,
@@ -482,17 +496,11 @@ result<mcp_server_record> decode_server(const json& x, const std::string& path) 
   }
   r.text("cache_version", out.cache_version);
   r.integer("discovered_us", out.discovered_us);
-  if (r.has("sealed_headers"))
-    r.text("sealed_headers", out.sealed_headers);
-  // (absent from records made before OAuth: none of them)
-  if (r.has("sealed_oauth_client"))
-    r.text("sealed_oauth_client", out.sealed_oauth_client);
-  if (r.has("sealed_oauth_tokens"))
-    r.text("sealed_oauth_tokens", out.sealed_oauth_tokens);
-  if (r.has("sealed_sign_in"))
-    r.text("sealed_sign_in", out.sealed_sign_in);
-  if (r.has("sign_in_flow"))
-    r.text("sign_in_flow", out.sign_in_flow);
+  // Stored forms only, each when set (and absent from records made before
+  // OAuth).
+  for (auto [name, value] : sealed_fields(out))
+    if (r.has(name))
+      r.text(name, *value);
   if (r.has("needs_auth"))
     r.flag("needs_auth", out.needs_auth);
   return r.finish(std::move(out));
@@ -1056,12 +1064,7 @@ nlohmann::json to_json(const mcp_server_record& x, bool with_cached_tools) {
                            {"destructive_hint", def.destructive_hint},
                            {"idempotent_hint", def.idempotent_hint}});
     out["cached_tools"] = std::move(tools);
-    if (!x.sealed_headers.empty())
-      out["sealed_headers"] = x.sealed_headers;
-    for (auto [name, value] : {std::pair{"sealed_oauth_client", &x.sealed_oauth_client},
-                               std::pair{"sealed_oauth_tokens", &x.sealed_oauth_tokens},
-                               std::pair{"sealed_sign_in", &x.sealed_sign_in},
-                               std::pair{"sign_in_flow", &x.sign_in_flow}})
+    for (auto [name, value] : sealed_fields(x))
       if (!value->empty())
         out[name] = *value;
   } else {

@@ -23,24 +23,18 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { createRemoteJWKSet, jwtVerify } from "jose";
 
+import { flagInteger, flagValue, unknownFlag } from "./flags.mjs";
 import { readBody, rpcError, sendJson } from "./http_util.mjs";
 
 const options = { port: 0, endpointBearer: "", issuer: "", broker: "" };
 for (let idx = 2; idx < process.argv.length; ++idx) {
   const arg = process.argv[idx];
-  const next = process.argv[++idx];
-  if (next === undefined) {
-    console.error(`broker_container: ${arg} wants a value`);
-    process.exit(2);
-  }
-  if (arg === "--port") options.port = Number(next);
-  else if (arg === "--endpoint-bearer") options.endpointBearer = next;
-  else if (arg === "--issuer") options.issuer = next;
-  else if (arg === "--broker") options.broker = next;
-  else {
-    console.error(`broker_container: unknown argument ${arg}`);
-    process.exit(2);
-  }
+  const value = () => flagValue("broker_container", arg, process.argv[++idx]);
+  if (arg === "--port") options.port = flagInteger("broker_container", arg, process.argv[++idx], 0, 65535);
+  else if (arg === "--endpoint-bearer") options.endpointBearer = value();
+  else if (arg === "--issuer") options.issuer = value();
+  else if (arg === "--broker") options.broker = value();
+  else unknownFlag("broker_container", arg);
 }
 if (!options.endpointBearer) {
   console.error("broker_container: --endpoint-bearer is required");

@@ -48,6 +48,7 @@
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 
+import { flagInteger, unknownFlag } from "./flags.mjs";
 import { readBody, rpcError, sendJson } from "./http_util.mjs";
 
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -67,14 +68,7 @@ function parseOptions(argv) {
     port: 0, json: false, stateless: false, tools: 0, pageSize: 0, changingTools: false, maps: false,
     unknownSession400: false,
   };
-  const integer = (flag, text) => {
-    const value = Number(text);
-    if (!Number.isInteger(value) || value < 0) {
-      console.error(`sdk_peer: ${flag} wants a non-negative integer, got ${text}`);
-      process.exit(2);
-    }
-    return value;
-  };
+  const integer = (flag, text) => flagInteger("sdk_peer", flag, text);
   for (let idx = 0; idx < argv.length; ++idx) {
     const arg = argv[idx];
     if (arg === "--json") options.json = true;
@@ -86,10 +80,7 @@ function parseOptions(argv) {
     else if (arg === "--port") options.port = integer(arg, argv[++idx]);
     else if (arg === "--tools") options.tools = integer(arg, argv[++idx]);
     else if (arg === "--page-size") options.pageSize = integer(arg, argv[++idx]);
-    else {
-      console.error(`sdk_peer: unknown argument ${arg}`);
-      process.exit(2);
-    }
+    else unknownFlag("sdk_peer", arg);
   }
   return options;
 }

@@ -25,6 +25,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "config/clock.hpp"
 #include "messages/status.hpp"
 #include "support/loopback_http.hpp"
 #include "transport/auth/auth_fetch.hpp"
@@ -32,12 +33,8 @@
 
 namespace voxos::test {
 
-/// Milliseconds since the epoch, the clock token expiries are read against.
-inline int64_t wall_clock_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-           std::chrono::system_clock::now().time_since_epoch())
-    .count();
-}
+/// The clock token expiries are read against.
+using voxos::wall_clock_ms;
 
 /// One request as the fake received it.
 struct seen_request {

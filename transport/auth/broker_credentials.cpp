@@ -1,6 +1,6 @@
 #include "transport/auth/broker_credentials.hpp"
 
-#include <chrono>
+#include "config/clock.hpp"
 
 namespace voxos::auth {
 
@@ -14,10 +14,7 @@ status broker_credentials::refused(int http_status, std::string_view, std::strin
 }
 
 std::vector<std::pair<std::string, std::string>> broker_credentials::exchange_headers() {
-  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-               .count();
-  auto assertion = mint_broker_assertion(*key_, tenant_, server_id_, now);
+  auto assertion = mint_broker_assertion(*key_, tenant_, server_id_, wall_clock_ms());
   if (!assertion)
     return {};
   return {{std::string{broker_assertion_header}, std::move(*assertion)}};

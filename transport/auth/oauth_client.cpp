@@ -9,6 +9,7 @@
 #include <openssl/crypto.h>
 
 #include "config/base64.hpp"
+#include "config/clock.hpp"
 #include "transport/ascii.hpp"
 #include "transport/auth/auth_crypto.hpp"
 #include "transport/url_policy.hpp"
@@ -26,12 +27,6 @@ constexpr int64_t assertion_lifetime_s = 60;
 /// overflow the expiry's milliseconds (undefined; in practice a token that
 /// is always expired, refreshed before every request).
 constexpr double max_expires_in_s = 1e10;
-
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-           std::chrono::system_clock::now().time_since_epoch())
-    .count();
-}
 
 /// The error codes RFC 6749 (5.2, 4.1.2.1) and RFC 6750 define: a server's
 /// code is named in an error only when it is one of these.
@@ -391,7 +386,8 @@ oauth_client::client_for(const discovery& found, const client_profile& profile,
 result<authorization_request> oauth_client::authorize(const discovery& found,
                                                       const client_registration& client,
                                                       const std::string& redirect_uri,
-                                                      const std::string& scope) const {
+                                                      const std::string& scope,
+                                                      std::string state) const {
   // PKCE S256 is required: a server that does not advertise it is refused
   // (the 2025-03-26 defaults assume it).
   if (!found.server.defaulted && !lists(found.server.code_challenge_methods_supported, "S256"))
@@ -406,7 +402,7 @@ result<authorization_request> oauth_client::authorize(const discovery& found,
     return checked.error();
   authorization_request out;
   auto pkce = make_pkce();
-  out.state = random_base64url(32);
+  out.state = state.empty() ? random_base64url(32) : std::move(state);
   out.verifier = std::move(pkce.verifier);
   out.redirect_uri = redirect_uri;
   out.scope = scope;
@@ -484,7 +480,7 @@ result<token_set> oauth_client::token_request(const discovery& found,
     auto key = signing_key::from_pem(client.private_key_pem, client.signing_alg);
     if (!key)
       return key.error();
-    auto iat = now_ms() / 1000;
+    auto iat = wall_clock_ms() / 1000;
     json claims{{"iss", client.client_id},           {"sub", client.client_id},
                 {"aud", found.server.issuer},        {"iat", iat},
                 {"exp", iat + assertion_lifetime_s}, {"jti", random_base64url(16)}};
@@ -535,7 +531,7 @@ result<token_set> oauth_client::token_request(const discovery& found,
     out.scope = requested_scope;
   if (auto it = doc.find("expires_in"); it != doc.end() && it->is_number() && *it >= 0)
     out.expires_at_ms =
-      now_ms() + static_cast<int64_t>(std::min(it->get<double>(), max_expires_in_s) * 1000);
+      wall_clock_ms() + static_cast<int64_t>(std::min(it->get<double>(), max_expires_in_s) * 1000);
   out.issuer = found.server.issuer;
   return out;
 }

@@ -144,9 +144,10 @@ public:
                                          const std::optional<client_registration>& known) const;
 
   /// A fresh authorization request (PKCE S256, state, resource, scope).
+  /// `state`: the caller's (the node's signed state), or "" for a random one.
   result<authorization_request> authorize(const discovery& found, const client_registration& client,
-                                          const std::string& redirect_uri,
-                                          const std::string& scope) const;
+                                          const std::string& redirect_uri, const std::string& scope,
+                                          std::string state = {}) const;
 
   /// The code of an authorization answer (the redirect URI's query fields),
   /// after checking error=, state and iss (RFC 9207: when the server

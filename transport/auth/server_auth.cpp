@@ -1,18 +1,12 @@
 #include "transport/auth/server_auth.hpp"
 
-#include <chrono>
-
 #include <openssl/crypto.h>
+
+#include "config/clock.hpp"
 
 namespace voxos::auth {
 
 namespace {
-
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-           std::chrono::system_clock::now().time_since_epoch())
-    .count();
-}
 
 status needs_sign_in() {
   return status::error(errc::needs_auth, "the server needs signing in (again)");
@@ -53,7 +47,7 @@ std::string oauth_session::scope() const {
 
 std::string oauth_session::authorization() {
   std::lock_guard<std::mutex> guard{mtx_};
-  if (tokens_ && tokens_->expired(now_ms(), settings_.refresh_skew_ms)
+  if (tokens_ && tokens_->expired(wall_clock_ms(), settings_.refresh_skew_ms)
       && refreshed_for_ != header_) {
     // Refresh before the request, once per credential: a failed refresh
     // leaves the old token to be tried (the server's 401 then decides), and
