@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/tenant/server_sign_in.hpp"
+#include "config/clock.hpp"
 #include "support/file_scan.hpp"
 #include "support/node_peer.hpp"
 #include "support/running_node.hpp"
@@ -40,12 +41,6 @@ using namespace voxos;
 using nlohmann::json;
 
 namespace {
-
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-           std::chrono::system_clock::now().time_since_epoch())
-    .count();
-}
 
 struct sign_in_fixture {
   std::unique_ptr<test::node_peer> peer;
@@ -339,7 +334,7 @@ TEST_CASE("bad sign-in callbacks are refused, each with its own error, and chang
   const std::string secret(32, 's'); // the test node's MCP_OAUTH_STATE_SIGNING_SECRET
   auto key = auth::signing_key::hmac(secret);
   REQUIRE(key.is_ok());
-  auto claims = auth::verify_oauth_state(state, secret, now_ms());
+  auto claims = auth::verify_oauth_state(state, secret, wall_clock_ms());
   REQUIRE(claims.is_ok());
 
   SUBCASE("a forged state") {
@@ -351,7 +346,7 @@ TEST_CASE("bad sign-in callbacks are refused, each with its own error, and chang
   }
   SUBCASE("an expired state") {
     auto expired_claims = *claims;
-    expired_claims.expires_at_ms = now_ms() - 1;
+    expired_claims.expires_at_ms = wall_clock_ms() - 1;
     auto expired = auth::sign_oauth_state(*key, expired_claims);
     auto refused = f.callback(with_state(query, *expired));
     CHECK(refused.status == 401);
@@ -514,16 +509,18 @@ TEST_CASE("a brokered server gets a fresh assertion with every request, which it
     return *res;
   };
   CHECK(ask_broker("", server_id).status == 401);
-  auto other_server = auth::mint_broker_assertion(*broker_key, tenant_id, "s_other", now_ms());
+  auto other_server =
+    auth::mint_broker_assertion(*broker_key, tenant_id, "s_other", wall_clock_ms());
   auto wrong = ask_broker(*other_server, server_id);
   CHECK(wrong.status == 401);
   CHECK(wrong.body.find("another server") != std::string::npos);
-  auto expired = auth::mint_broker_assertion(*broker_key, tenant_id, server_id, now_ms() - 120'000);
+  auto expired =
+    auth::mint_broker_assertion(*broker_key, tenant_id, server_id, wall_clock_ms() - 120'000);
   CHECK(ask_broker(*expired, server_id).body.find("expired") != std::string::npos);
   auto forged_key = auth::signing_key::hmac(std::string(32, 'f'));
-  auto forged = auth::mint_broker_assertion(*forged_key, tenant_id, server_id, now_ms());
+  auto forged = auth::mint_broker_assertion(*forged_key, tenant_id, server_id, wall_clock_ms());
   CHECK(ask_broker(*forged, server_id).status == 401);
-  auto good = auth::mint_broker_assertion(*broker_key, tenant_id, server_id, now_ms());
+  auto good = auth::mint_broker_assertion(*broker_key, tenant_id, server_id, wall_clock_ms());
   auto exchanged = ask_broker(*good, server_id);
   CHECK_MESSAGE(exchanged.status == 200, exchanged.body);
   CHECK(json::parse(exchanged.body).value("token_type", "") == "Bearer");
@@ -531,4 +528,56 @@ TEST_CASE("a brokered server gets a fresh assertion with every request, which it
   auto on_public =
     node.call("POST", "/v1/broker/token", *good, json{{"server_id", server_id}}.dump());
   CHECK(on_public.status == 404);
+}
+
+TEST_CASE("a client-credentials server registers a machine client itself, or is given one "
+          "that sends its secret as client_secret_post, and connects with the token it gets") {
+  sign_in_fixture f; // (its browser-flow server stays unused)
+  httplib::Client reg{f.issuer()};
+  auto registered = reg.Post("/reg",
+                             json{{"client_name", "voxos machine client"},
+                                  {"grant_types", {"client_credentials"}},
+                                  {"response_types", json::array()},
+                                  {"token_endpoint_auth_method", "client_secret_post"}}
+                               .dump(),
+                             "application/json");
+  REQUIRE(registered);
+  REQUIRE_MESSAGE(registered->status == 201, registered->body);
+  auto client = json::parse(registered->body);
+  auto made = f.node->call("POST", "/v1/servers", f.token,
+                           json{{"url", f.mcp_url()}, {"auth", "oauth_client_credentials"}}.dump());
+  REQUIRE_MESSAGE(made.status == 201, made.raw);
+  auto id = made.body["server_id"].get<std::string>();
+  // No client given: the registration order's last step, dynamic
+  // registration, makes one (a machine client of its own).
+  auto self_registered = f.node->call("POST", "/v1/servers/" + id + "/test", f.token);
+  CHECK_MESSAGE(self_registered.status == 200, self_registered.raw);
+  CHECK(f.peer_stats().value("registrations", 0) == 2); // the test's own, and the node's
+  // A method the mode does not take is refused.
+  auto refused = f.node->call("PUT", "/v1/servers/" + id + "/client", f.token,
+                              json{{"client_id", client["client_id"]},
+                                   {"client_secret", client["client_secret"]},
+                                   {"token_endpoint_auth_method", "none"}}
+                                .dump());
+  CHECK(refused.status == 400);
+  auto given = f.node->call("PUT", "/v1/servers/" + id + "/client", f.token,
+                            json{{"client_id", client["client_id"]},
+                                 {"client_secret", client["client_secret"]},
+                                 {"token_endpoint_auth_method", "client_secret_post"}}
+                              .dump());
+  REQUIRE_MESSAGE(given.status == 200, given.raw);
+  CHECK(given.raw.find(client["client_secret"].get<std::string>()) == std::string::npos);
+  auto tested = f.node->call("POST", "/v1/servers/" + id + "/test", f.token);
+  REQUIRE_MESSAGE(tested.status == 200, tested.raw);
+  CHECK(tested.body["connected"] == true);
+  CHECK(tested.body["needs_auth"] == false);
+  CHECK(tested.body["discovered"].get<int>() == 3);
+  // The given client's secret went in the body; the registered one's in
+  // a Basic header.
+  auto stats = f.peer_stats();
+  CHECK(stats["token_requests"].value("client_credentials", 0) == 2);
+  CHECK(stats["token_client_auth"].value("post", 0) == 1);
+  CHECK(stats["token_client_auth"].value("basic", 0) == 1);
+  CHECK(stats["token_errors"].empty());
+  CHECK(stats.value("registrations", 0) == 2);
 }

@@ -39,6 +39,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import http from "node:http";
 
+import { flagInteger, flagValue, unknownFlag } from "./flags.mjs";
 import { readBody, rpcError, sendJson } from "./http_util.mjs";
 
 import { createRemoteJWKSet, exportJWK, generateKeyPair, jwtVerify } from "jose";
@@ -52,21 +53,8 @@ import { z } from "zod";
 
 function parseOptions(argv) {
   const options = { port: 0, mcpPort: 0, accessTtl: 300, challengeScope: undefined, resources: [] };
-  const value = (flag, text) => {
-    if (text === undefined) {
-      console.error(`oauth_peer: ${flag} wants a value`);
-      process.exit(2);
-    }
-    return text;
-  };
-  const integer = (flag, text, min, max) => {
-    const number = Number(value(flag, text));
-    if (!Number.isInteger(number) || number < min || number > max) {
-      console.error(`oauth_peer: ${flag} wants an integer in ${min}..${max}, got ${text}`);
-      process.exit(2);
-    }
-    return number;
-  };
+  const value = (flag, text) => flagValue("oauth_peer", flag, text);
+  const integer = (flag, text, min, max) => flagInteger("oauth_peer", flag, text, min, max);
   for (let idx = 0; idx < argv.length; ++idx) {
     const arg = argv[idx];
     if (arg === "--port") options.port = integer(arg, argv[++idx], 0, 65535);
@@ -74,10 +62,7 @@ function parseOptions(argv) {
     else if (arg === "--access-ttl") options.accessTtl = integer(arg, argv[++idx], 1, 86400);
     else if (arg === "--challenge-scope") options.challengeScope = value(arg, argv[++idx]);
     else if (arg === "--resource") options.resources.push(value(arg, argv[++idx]));
-    else {
-      console.error(`oauth_peer: unknown argument ${arg}`);
-      process.exit(2);
-    }
+    else unknownFlag("oauth_peer", arg);
   }
   return options;
 }
@@ -101,6 +86,10 @@ function freshStats() {
     mcp_requests: {},
     // refresh requests presenting an already rotated refresh token
     refresh_reuse: 0,
+    // token requests by how the client authenticated: basic (an
+    // Authorization: Basic header), post (client_secret in the body), jwt
+    // (a client assertion), none
+    token_client_auth: {},
     revocations: 0,
   };
 }
@@ -318,7 +307,14 @@ provider.use(async (ctx, next) => {
 
 // ---- events: counters and diagnostics ----------------------------------------
 
-provider.on("grant.success", (ctx) => bump(stats.token_requests, ctx.oidc.params?.grant_type ?? "unknown"));
+provider.on("grant.success", (ctx) => {
+  bump(stats.token_requests, ctx.oidc.params?.grant_type ?? "unknown");
+  const params = ctx.oidc.params ?? {};
+  bump(stats.token_client_auth,
+    /^basic /i.test(ctx.get("authorization")) ? "basic"
+      : params.client_secret ? "post"
+        : params.client_assertion ? "jwt" : "none");
+});
 provider.on("grant.error", (ctx, error) => {
   bump(stats.token_requests, ctx.oidc?.params?.grant_type ?? "unknown");
   bump(stats.token_errors, error.error ?? "unknown");
