@@ -79,6 +79,7 @@ std::vector<internal_tool> build_registry() {
   {
     auto tool = make_tool("search_agent_history", risk_level::medium, "Account evidence search");
     tool.read_only = true;
+    tool.scope = tool_scope::owner_conversation_only;
     tool.description =
       "Search bounded retained evidence from this account's earlier conversations and runs. "
       "Returns matching excerpts with evidence IDs to pass to read_agent_history.";
@@ -92,6 +93,7 @@ std::vector<internal_tool> build_registry() {
   {
     auto tool = make_tool("read_agent_history", risk_level::medium, "Bounded cited context");
     tool.read_only = true;
+    tool.scope = tool_scope::owner_conversation_only;
     tool.description =
       "Read the bounded context around one evidence ID returned by search_agent_history, "
       "with a citation to the conversation or run it came from.";

@@ -16,6 +16,10 @@ enum class tool_scope : uint8_t {
   any,                   ///< wherever the agent's grants allow it
   interactive_text_only, ///< only an interactive, authenticated text-chat turn
                          ///< (create_agent_schedule)
+  /// Only an authenticated owner conversation: owner text chat and owner
+  /// in-app voice (the history tools). A phone caller's number, even an
+  /// admin contact's, does not authenticate the owner.
+  owner_conversation_only,
 };
 
 struct internal_tool {

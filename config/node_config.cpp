@@ -632,6 +632,19 @@ status parse_run(const object_reader& in, run_config& out) {
   return status::ok();
 }
 
+status parse_tools(const object_reader& in, tools_config& out) {
+  VOXOS_RETURN_IF_ERROR(in.allow_only({"pending_candidates", "memories_per_agent", "skills",
+                                       "open_plans_per_agent", "history_context_bytes"}));
+  VOXOS_RETURN_IF_ERROR(in.integer("pending_candidates", 1, 100'000, out.pending_candidates));
+  VOXOS_RETURN_IF_ERROR(in.integer("memories_per_agent", 1, 1'000'000, out.memories_per_agent));
+  VOXOS_RETURN_IF_ERROR(in.integer("skills", 1, 100'000, out.skills));
+  VOXOS_RETURN_IF_ERROR(
+    in.integer("open_plans_per_agent", 1, 100'000, out.open_plans_per_agent));
+  VOXOS_RETURN_IF_ERROR(
+    in.integer("history_context_bytes", 1024, 1024 * 1024, out.history_context_bytes));
+  return status::ok();
+}
+
 status parse_secrets(const object_reader& in, secrets_config& out) {
   VOXOS_RETURN_IF_ERROR(in.allow_only({"source", "file"}));
   std::size_t source = static_cast<std::size_t>(out.source);
@@ -680,7 +693,7 @@ result<node_config> parse_document(const json& doc) {
   node_config cfg;
   object_reader in{doc, ""};
   VOXOS_RETURN_IF_ERROR(in.allow_only({"profile", "data_dir", "log_level", "http", "caf",
-                                       "event_store", "secrets", "mcp", "run", "registered_urls"}));
+                                       "event_store", "secrets", "mcp", "run", "tools", "registered_urls"}));
   std::size_t mode = static_cast<std::size_t>(cfg.mode);
   VOXOS_RETURN_IF_ERROR(in.choice("profile", {"embedded", "production"}, mode));
   cfg.mode = static_cast<profile>(mode);
@@ -700,6 +713,8 @@ result<node_config> parse_document(const json& doc) {
     in.section("mcp", [&](const object_reader& sub) { return parse_mcp(sub, cfg.mcp); }));
   VOXOS_RETURN_IF_ERROR(
     in.section("run", [&](const object_reader& sub) { return parse_run(sub, cfg.run); }));
+  VOXOS_RETURN_IF_ERROR(
+    in.section("tools", [&](const object_reader& sub) { return parse_tools(sub, cfg.tools); }));
   if (const json* urls = in.find("registered_urls"))
     VOXOS_RETURN_IF_ERROR(parse_registered_urls(*urls, "registered_urls", cfg.registered_urls));
   return result<node_config>{std::move(cfg)};
@@ -758,6 +773,11 @@ json to_json(const node_config& cfg) {
                     {"trace_max_bytes", cfg.run.trace_max_bytes},
                     {"location_max_age_s", cfg.run.location_max_age_s},
                     {"host_keepalive_ms", cfg.run.host_keepalive_ms}};
+  doc["tools"] = json{{"pending_candidates", cfg.tools.pending_candidates},
+                      {"memories_per_agent", cfg.tools.memories_per_agent},
+                      {"skills", cfg.tools.skills},
+                      {"open_plans_per_agent", cfg.tools.open_plans_per_agent},
+                      {"history_context_bytes", cfg.tools.history_context_bytes}};
   doc["registered_urls"] = json::array();
   for (const auto& entry : cfg.registered_urls)
     doc["registered_urls"].push_back(json{{"url", entry.url}, {"purpose", entry.purpose}});

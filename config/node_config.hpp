@@ -137,6 +137,16 @@ struct run_config {
   uint32_t host_keepalive_ms = 1'000;
 };
 
+/// Bounds of the internal tools (actors/tools/).
+struct tools_config {
+  std::size_t pending_candidates = 1'000; ///< knowledge candidates awaiting review, per tenant; 1 .. 100,000
+  std::size_t memories_per_agent = 5'000; ///< active memories of one agent; 1 .. 1,000,000
+  std::size_t skills = 1'000;             ///< skills of one tenant, archived included; 1 .. 100,000
+  std::size_t open_plans_per_agent = 200; ///< open task plans of one agent; 1 .. 100,000
+  /// Bytes of context read_agent_history returns around one citation; 1 KiB .. 1 MiB.
+  std::size_t history_context_bytes = 8 * 1024;
+};
+
 /// Where secrets come from. `generate` (embedded profile only): read from, or
 /// created once in, `<data_dir>/secrets.json` (mode 0600). `env`: the
 /// environment variables below, all required. `file`: a JSON file of the same
@@ -158,6 +168,7 @@ struct node_config {
   secrets_config secrets;
   mcp_config mcp;
   run_config run;
+  tools_config tools;
   /// Exact URLs allowed despite the loopback/private address policy, with the
   /// purpose they are registered for (e.g. "mcp").
   struct registered_url {

@@ -48,5 +48,6 @@ using tokens_atom = caf::atom_constant<caf::atom("tokens")>;
 using needs_auth_atom = caf::atom_constant<caf::atom("needsauth")>;
 using client_atom = caf::atom_constant<caf::atom("client")>;
 using broker_atom = caf::atom_constant<caf::atom("broker")>;
+using knowledge_atom = caf::atom_constant<caf::atom("knowledge")>;
 
 } // namespace voxos

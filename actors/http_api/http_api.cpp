@@ -152,6 +152,25 @@ uint32_t audit_limit(const httplib::Request& req) {
   return std::clamp<uint32_t>(static_cast<uint32_t>(std::stoul(text)), 1, 10000);
 }
 
+/// The knowledge candidates a listing asks for: `status` (pending, decided
+/// or all; default pending) and `limit` (1 .. 1,000; default 100); nullopt
+/// when either is malformed.
+std::optional<json> candidate_query(const httplib::Request& req) {
+  auto status = req.has_param("status") ? req.get_param_value("status") : "pending";
+  if (status != "pending" && status != "decided" && status != "all")
+    return std::nullopt;
+  int limit = 100;
+  if (req.has_param("limit")) {
+    const auto& text = req.get_param_value("limit");
+    if (text.empty() || text.size() > 4 || text.find_first_not_of("0123456789") != std::string::npos)
+      return std::nullopt;
+    limit = std::stoi(text);
+    if (limit < 1 || limit > 1000)
+      return std::nullopt;
+  }
+  return json{{"status", status}, {"limit", limit}};
+}
+
 std::string string_field(const json& body, const char* name) {
   auto found = body.find(name);
   return found != body.end() && found->is_string() ? found->get<std::string>() : std::string{};
@@ -325,6 +344,7 @@ public:
   }
   void broker_token(const httplib::Request& req, httplib::Response& res);
   void install_tenant_config(httplib::Server& srv);
+  void install_knowledge(httplib::Server& srv);
   void stream_activity(httplib::Response& res, const tenant_actor& tenant,
                        const std::string& run_id, bool hold);
 
@@ -452,6 +472,7 @@ void http_api::routes::sign_in_callback(const httplib::Request& req, httplib::Re
 
 void http_api::routes::install(httplib::Server& srv) {
   install_tenant_config(srv);
+  install_knowledge(srv);
   auto& ctx = ctx_;
   // -- open ------------------------------------------------------------------
   // The sign-in callback: the provider sends the owner's browser here. No
@@ -721,7 +742,9 @@ void http_api::routes::install_tenant_config(httplib::Server& srv) {
                                   {{"contact_id", json_kind::string, true, 64},
                                    {"display_name", json_kind::string, true, 200},
                                    {"phone", json_kind::string, true, 16},
-                                   {"is_admin", json_kind::boolean, true}});
+                                   {"is_admin", json_kind::boolean, true},
+                                   {"notes", json_kind::string, false, 2000},
+                                   {"email", json_kind::string, false, 254}});
             if (body)
               relay(res, 200, t, contact_atom::value, body->dump());
           }));
@@ -838,6 +861,65 @@ void http_api::routes::install_tenant_config(httplib::Server& srv) {
                               const tenant_actor& tenant) {
             relay(res, 200, tenant, list_atom::value, audit_atom::value, audit_limit(req));
           }));
+}
+
+// The owner's review of knowledge candidates, the automatic-saving consent,
+// memories and skills (answered by the tenant's tool desk); the operator's
+// mirror for voxosctl.
+void http_api::routes::install_knowledge(httplib::Server& srv) {
+  constexpr const char* id = "([a-z0-9_-]{1,64})";
+  auto path = [](std::string pattern, const char* part) {
+    for (auto pos = pattern.find("{}"); pos != std::string::npos; pos = pattern.find("{}"))
+      pattern.replace(pos, 2, part);
+    return pattern;
+  };
+  auto list_candidates = [this](const httplib::Request& req, httplib::Response& res,
+                                const tenant_actor& t) {
+    auto query = candidate_query(req);
+    if (!query) {
+      write_error(res, errc::out_of_range,
+                  "status must be pending, decided or all, and limit 1 .. 1000");
+      return;
+    }
+    relay(res, 200, t, knowledge_atom::value, std::string{"candidates.list"}, query->dump());
+  };
+  auto decide = [this](const char* op, std::size_t group) {
+    return [this, op, group](const httplib::Request& req, httplib::Response& res,
+                             const tenant_actor& t) {
+      relay(res, 200, t, knowledge_atom::value, std::string{op},
+            json{{"id", std::string{req.matches[group]}}}.dump());
+    };
+  };
+  srv.Get("/v1/knowledge/candidates", tenant_config(list_candidates));
+  srv.Post(path("/v1/knowledge/candidates/{}/confirm", id),
+           tenant_config(decide("candidates.confirm", 1)));
+  srv.Post(path("/v1/knowledge/candidates/{}/reject", id),
+           tenant_config(decide("candidates.reject", 1)));
+  srv.Put("/v1/knowledge/consent",
+          tenant_config([this](const httplib::Request& req, httplib::Response& res,
+                               const tenant_actor& t) {
+            auto body = read_body(req, res, {{"automatic_saving", json_kind::boolean, true}});
+            if (body)
+              relay(res, 200, t, knowledge_atom::value, std::string{"consent.set"}, body->dump());
+          }));
+  srv.Get(path("/v1/agents/{}/memories", id),
+          tenant_config([this](const httplib::Request& req, httplib::Response& res,
+                               const tenant_actor& t) {
+            relay(res, 200, t, knowledge_atom::value, std::string{"memories.list"},
+                  json{{"agent_id", std::string{req.matches[1]}},
+                       {"archived", req.get_param_value("archived") == "1"}}
+                    .dump());
+          }));
+  srv.Get("/v1/skills", tenant_config([this](const httplib::Request& req, httplib::Response& res,
+                                             const tenant_actor& t) {
+            relay(res, 200, t, knowledge_atom::value, std::string{"skills.list"},
+                  json{{"archived", req.get_param_value("archived") == "1"}}.dump());
+          }));
+  srv.Get(path("/v1/admin/tenants/{}/knowledge/candidates", id), admin_tenant(list_candidates));
+  srv.Post(path("/v1/admin/tenants/{}/knowledge/candidates/{}/confirm", id),
+           admin_tenant(decide("candidates.confirm", 2)));
+  srv.Post(path("/v1/admin/tenants/{}/knowledge/candidates/{}/reject", id),
+           admin_tenant(decide("candidates.reject", 2)));
 }
 
 http_api::http_api(http_api_context ctx) : routes_(std::make_unique<routes>(std::move(ctx))) {}

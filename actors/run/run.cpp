@@ -298,6 +298,20 @@ void run_next_wave(self_pointer self) {
   calls.reserve(next.size());
   for (auto call_idx : next) {
     auto& call = round.calls[call_idx];
+    if (call.entry->origin != tool_origin::mcp) {
+      // Internal and phone integration tools: the tenant's tool desk.
+      wave_call desk_call;
+      desk_call.desk = st.setup.desk;
+      desk_call.context = st.setup.context;
+      if (call.entry->origin == tool_origin::integration)
+        desk_call.integration_id = std::string{call.entry->server_id()};
+      desk_call.params = call_params(call);
+      calls.push_back(std::move(desk_call));
+      st.wave_calls.push_back(call_idx);
+      if (st.setup.trace)
+        st.wave_params.push_back(calls.back().params);
+      continue;
+    }
     auto conn = st.setup.connections.find(std::string{call.entry->server_id()});
     if (conn == st.setup.connections.end()) {
       // The tenant gives a connection for every server of the snapshot.

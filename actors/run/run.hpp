@@ -48,6 +48,7 @@
 #include "actors/run/tool_round.hpp"
 #include "actors/run/tool_view.hpp"
 #include "actors/run/trace.hpp"
+#include "actors/tools/tool_desk.hpp"
 #include "actors/tenant/policy.hpp"
 #include "messages/atoms.hpp"
 #include "messages/types.hpp"
@@ -90,6 +91,11 @@ struct run_setup {
   std::shared_ptr<const tool_catalog> catalog;
   /// One connection per MCP server the snapshot allows.
   std::unordered_map<std::string, mcp_connection_actor> connections;
+  /// The tenant's tool desk, which runs internal and phone integration tools,
+  /// and the execution context it is given with each call (the desk stamps
+  /// the call's time). Shared: an idle run holds one pointer.
+  tool_desk_actor desk;
+  std::shared_ptr<const tool_context> context;
   adapter_map adapters;
   round_limits limits;
   /// Deadline of one tool call (the connection caps it by mcp.max_request_timeout_ms).

@@ -241,11 +241,12 @@ bool validate_arguments(round_call& call, const view_entry& e, const simdjson::d
   return false;
 }
 
-/// Rules 4-8 for a call resolved to an MCP tool entry, with its argument
+/// Rules 4-8 for a call resolved to a tool entry (MCP, internal or phone
+/// integration), with its argument
 /// text and that text parsed (`parsed`, valid until the next parse on this
 /// thread, and its root `args`). What is sent is the model's own text, unless a normaliser
 /// rewrote it.
-void decide_mcp_call(round_call& call, const view_entry& e, std::string args_text,
+void decide_tool_call(round_call& call, const view_entry& e, std::string args_text,
                      const simdjson::dom::document& parsed, const adapter_map& adapters,
                      run_memory& memory, const round_limits& limits,
                      std::unordered_set<std::string>& invalid_now) {
@@ -498,13 +499,9 @@ void decide_round(tool_round& round, const tool_view& view, const tool_catalog* 
            "this tool is not allowed in this run.");
       continue;
     }
-    // 3. Only MCP tools execute here.
-    if (e->origin != tool_origin::mcp) {
-      fail(call, call_status::unavailable, "not_executable",
-           "this tool cannot be executed by this runtime yet.");
-      continue;
-    }
-    decide_mcp_call(call, *e, std::move(args_text), *parsed, adapters, memory, limits, invalid_now);
+    // 3. MCP tools go to their server; internal and phone integration tools
+    // to the tenant's tool desk, under the same rules.
+    decide_tool_call(call, *e, std::move(args_text), *parsed, adapters, memory, limits, invalid_now);
   }
   // The bounded correction: one more invalid round per tool.
   for (const auto& key : invalid_now)

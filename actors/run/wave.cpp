@@ -33,13 +33,18 @@ struct wave_state {
     return (static_cast<uint64_t>(self->id()) << 8) | static_cast<uint64_t>(call_idx);
   }
 
-  /// Each connection the wave's calls go to, watched once while they run
-  /// (see the request handler).
+  /// Where call `call_idx` goes: its connection, or the tool desk.
+  static caf::actor_addr target_of(const wave_call& call) {
+    return call.desk ? call.desk.address() : call.connection.address();
+  }
+
+  /// Each connection (or desk) the wave's calls go to, watched once while
+  /// they run (see the request handler).
   std::vector<caf::actor_addr> connections() const {
     std::vector<caf::actor_addr> out;
     for (const auto& call : calls)
-      if (std::find(out.begin(), out.end(), call.connection.address()) == out.end())
-        out.push_back(call.connection.address());
+      if (std::find(out.begin(), out.end(), target_of(call)) == out.end())
+        out.push_back(target_of(call));
     return out;
   }
 
@@ -49,8 +54,9 @@ struct wave_state {
   /// each connection is unwatched, since a connection outlives many waves
   /// and would keep every watch otherwise.
   ~wave_state() {
+    // (a desk call is local and short: it finishes rather than cancels)
     for (std::size_t call_idx = 0; call_idx < calls.size(); ++call_idx)
-      if (in_flight[call_idx])
+      if (in_flight[call_idx] && !calls[call_idx].desk)
         caf::anon_send(calls[call_idx].connection, cancel_atom::value, key_of(call_idx));
     if (started)
       for (const auto& conn : connections())
@@ -63,7 +69,7 @@ using self_pointer = wave_actor::stateful_pointer<wave_state>;
 void cancel_in_flight(self_pointer self) {
   auto& st = self->state;
   for (std::size_t call_idx = 0; call_idx < st.calls.size(); ++call_idx)
-    if (st.in_flight[call_idx])
+    if (st.in_flight[call_idx] && !st.calls[call_idx].desk)
       self->send(st.calls[call_idx].connection, cancel_atom::value, st.key_of(call_idx));
 }
 
@@ -94,7 +100,7 @@ wave_actor::behavior_type wave_behavior(self_pointer self, std::vector<wave_call
   self->set_down_handler([self](caf::down_msg& msg) {
     auto& st = self->state;
     for (std::size_t call_idx = 0; call_idx < st.calls.size(); ++call_idx)
-      if (st.in_flight[call_idx] && st.calls[call_idx].connection.address() == msg.source)
+      if (st.in_flight[call_idx] && wave_state::target_of(st.calls[call_idx]) == msg.source)
         on_answer(self, call_idx,
                   {static_cast<uint8_t>(errc::unavailable), "the server's connection closed"});
   });
@@ -118,21 +124,26 @@ wave_actor::behavior_type wave_behavior(self_pointer self, std::vector<wave_call
         self->monitor(conn);
       for (std::size_t call_idx = 0; call_idx < st.calls.size(); ++call_idx) {
         st.in_flight[call_idx] = true;
-        self
-          ->request(st.calls[call_idx].connection, caf::infinite, request_atom::value,
-                    st.key_of(call_idx), std::string{"tools/call"},
-                    std::move(st.calls[call_idx].params), st.deadline_ms,
-                    st.calls[call_idx].resend_safe)
-          .then(
-            [self, call_idx](std::string& result) {
-              on_answer(self, call_idx, {0, std::move(result)});
-            },
-            [self, call_idx](caf::error& err) {
-              auto code = err.category() == error_category()
-                            ? err.code()
-                            : static_cast<uint8_t>(errc::unavailable);
-              on_answer(self, call_idx, {code, message_of(err)});
-            });
+        auto& call = st.calls[call_idx];
+        auto on_result = [self, call_idx](std::string& result) {
+          on_answer(self, call_idx, {0, std::move(result)});
+        };
+        auto on_error = [self, call_idx](caf::error& err) {
+          auto code = err.category() == error_category() ? err.code()
+                                                         : static_cast<uint8_t>(errc::unavailable);
+          on_answer(self, call_idx, {code, message_of(err)});
+        };
+        if (call.desk)
+          self
+            ->request(call.desk, caf::infinite, tool_atom::value, *call.context,
+                      call.integration_id, std::move(call.params))
+            .then(on_result, on_error);
+        else
+          self
+            ->request(call.connection, caf::infinite, request_atom::value, st.key_of(call_idx),
+                      std::string{"tools/call"}, std::move(call.params), st.deadline_ms,
+                      call.resend_safe)
+            .then(on_result, on_error);
       }
       return st.promise;
     },

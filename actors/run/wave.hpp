@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,11 +28,13 @@
 #include <caf/typed_actor.hpp>
 
 #include "actors/mcp/mcp_connection.hpp"
+#include "actors/tools/tool_desk.hpp"
 #include "messages/atoms.hpp"
 
 namespace voxos {
 
-/// One call of a wave.
+/// One call of a wave: to an MCP server's connection, or (an internal or
+/// phone integration tool) to the tenant's tool desk with the run's context.
 struct wave_call {
   mcp_connection_actor connection;
   std::string params; ///< the tools/call params, JSON text
@@ -39,6 +42,11 @@ struct wave_call {
   /// the connection, which otherwise never sends it twice once it may have
   /// reached the server.
   bool resend_safe = false;
+  /// Internal and phone integration tools: the desk, the run's context, and
+  /// a place-call tool's integration (else empty); `connection` is unset.
+  tool_desk_actor desk;
+  std::shared_ptr<const tool_context> context;
+  std::string integration_id;
 };
 
 /// One call's answer: the result text, or the failure's code and message.

@@ -293,6 +293,9 @@ std::optional<reason> channel_filter(const run_context& ctx, caller_class caller
                                      const tool_set& parent_tools, const filter_input& t) {
   const auto* internal = t.internal;
   bool schedule = internal != nullptr && internal->scope == tool_scope::interactive_text_only;
+  if (internal != nullptr && internal->scope == tool_scope::owner_conversation_only
+      && ctx.chan != channel::owner_text_chat && ctx.chan != channel::in_app_voice)
+    return reason::owner_conversation_only;
   switch (ctx.chan) {
   case channel::owner_text_chat:
     return std::nullopt;
@@ -541,6 +544,8 @@ std::string_view to_string(reason x) noexcept {
     return "unknown_tool";
   case reason::foreign_server:
     return "foreign_server";
+  case reason::owner_conversation_only:
+    return "owner_conversation_only";
   }
   return "unknown";
 }

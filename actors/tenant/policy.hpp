@@ -88,6 +88,8 @@ enum class reason : uint8_t {
   foreign_server,
   // denied by the base policy (added later; kept last: reasons are stored)
   server_needs_auth, ///< the server's credentials are missing, revoked or past refresh
+  // denied by the channel (added later)
+  owner_conversation_only, ///< history tools outside owner text chat and owner voice
 };
 
 std::string_view to_string(channel x) noexcept;

@@ -27,6 +27,7 @@
 #include "actors/tenant/server_sign_in.hpp"
 #include "actors/tenant/tenant_events.hpp"
 #include "actors/tenant/tenant_logic.hpp"
+#include "actors/tools/tool_desk.hpp"
 #include "config/clock.hpp"
 #include "config/log.hpp"
 #include "messages/error.hpp"
@@ -165,6 +166,9 @@ struct tenant_actor_state {
   /// Servers whose connection announced that their tools changed.
   std::unordered_set<std::string> stale_caches;
   node_metrics* metrics = nullptr;
+  /// Runs the tenant's internal tools over its data (linked: it ends with
+  /// this actor); told of every change to contacts and phones.
+  tool_desk_actor desk;
 };
 
 using self_pointer = tenant_actor::stateful_pointer<tenant_actor_state>;
@@ -197,11 +201,33 @@ void audit(self_pointer self, std::string type, json data, F done) {
 
 /// Applies events that are durable to the state in memory (and empties the
 /// policy index they make stale).
+/// What the tool desk reads of this tenant's configuration, as it is now.
+tool_desk_data_ptr desk_data(const tenant_state& state) {
+  auto out = std::make_shared<tool_desk_data>();
+  out->contacts = state.contacts;
+  out->phones = state.phones;
+  return out;
+}
+
+tool_desk_limits desk_limits(const tools_config& cfg) {
+  tool_desk_limits out;
+  out.knowledge.pending_candidates = cfg.pending_candidates;
+  out.knowledge.memories_per_agent = cfg.memories_per_agent;
+  out.knowledge.skills = cfg.skills;
+  out.plans.open_plans_per_agent = cfg.open_plans_per_agent;
+  return out;
+}
+
 void apply_durable(self_pointer self, const std::vector<event_draft>& events) {
   self->state.policy.reset();
-  for (const auto& ev : events)
+  bool desk_reads = false;
+  for (const auto& ev : events) {
     if (auto applied = tenant_events::apply(ev, self->state.cfg); !applied)
       log::error("tenant", "applying a stored event failed: " + applied.message());
+    desk_reads = desk_reads || ev.type.rfind("contact.", 0) == 0 || ev.type.rfind("phone.", 0) == 0;
+  }
+  if (desk_reads && self->state.desk)
+    self->send(self->state.desk, contact_atom::value, desk_data(self->state.cfg.state));
 }
 
 /// Appends `events` (not empty) durably, then applies them in memory; then
@@ -983,7 +1009,8 @@ round_limits limits_of(const run_config& cfg) {
 /// gets the view, its catalog, and a connection to each server the
 /// snapshot allows, and nothing else.
 status spawn_run_actor(self_pointer self, const std::string& run_id, const std::string& chat_id,
-                       const effective_policy& snapshot, tool_view view) {
+                       const std::string& caller_number, const effective_policy& snapshot,
+                       tool_view view) {
   auto& st = self->state;
   run_setup setup;
   setup.tenant_id = st.tenant_id;
@@ -1014,6 +1041,17 @@ status spawn_run_actor(self_pointer self, const std::string& run_id, const std::
     if (rec != st.cfg.state.servers.end() && rec->second.preset_id == maps_grounding_preset)
       setup.adapters.emplace(server_id, call_adapter::maps_grounding_lite);
   }
+  setup.desk = st.desk;
+  auto context = std::make_shared<tool_context>();
+  context->tenant_id = st.tenant_id;
+  context->agent_id = snapshot.agent_id;
+  context->run_id = run_id;
+  context->chat_id = chat_id;
+  context->chan = snapshot.chan;
+  context->caller = snapshot.caller;
+  context->contacts = snapshot.contacts;
+  context->caller_number = caller_number;
+  setup.context = std::move(context);
   setup.limits = limits_of(st.services.run);
   setup.call_timeout_ms = st.services.run.call_timeout_ms;
   setup.store = st.store;
@@ -1104,12 +1142,13 @@ void start_run(self_pointer self, run_start start, effective_policy snapshot,
   self->request(st.store, store_timeout, append_atom::value, std::move(run_record))
     .then(
       [self, promise, answer, composed = std::move(composed), run_id = ctx.run_id,
-       chat_id = start.chat_id, snapshot = std::move(snapshot), view = std::move(view),
+       chat_id = start.chat_id, caller_number = ctx.caller_number,
+       snapshot = std::move(snapshot), view = std::move(view),
        view_json = std::move(view_json), settled](const append_result&) mutable {
         remember_run(self, run_id, {snapshot, std::move(view_json)});
         // The run starts once its composition decisions are audited.
         audit(self, "policy.composed", std::move(composed),
-              [self, promise, answer, run_id, chat_id, snapshot = std::move(snapshot),
+              [self, promise, answer, run_id, chat_id, caller_number, snapshot = std::move(snapshot),
                view = std::move(view), settled](bool ok) mutable {
                 settled();
                 if (!ok) {
@@ -1117,7 +1156,8 @@ void start_run(self_pointer self, run_start start, effective_policy snapshot,
                     make_error(errc::storage_failure, "the run's decisions were not audited"));
                   return;
                 }
-                auto started = spawn_run_actor(self, run_id, chat_id, snapshot, std::move(view));
+                auto started = spawn_run_actor(self, run_id, chat_id, caller_number, snapshot,
+                                               std::move(view));
                 if (!started)
                   promise.deliver(to_error(started));
                 else
@@ -1313,6 +1353,9 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
         }
         self->state.cfg = std::move(*loaded);
         self->state.policy.reset();
+        self->state.desk =
+          spawn_tool_desk(self, self->state.tenant_id, self->state.store,
+                          desk_data(self->state.cfg.state), desk_limits(self->state.services.tools));
         // The Exa migration, still to come, respects an Exa record the
         // owner deleted: only the config stream remembers one.
         if (tenant_logic::exa_migration_pending(self->state.cfg))
@@ -1653,6 +1696,11 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
           },
           [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
       return promise;
+    },
+    [self, note](knowledge_atom, const std::string& op,
+                 const std::string& body) -> caf::result<std::string> {
+      note();
+      return self->delegate(self->state.desk, knowledge_atom::value, op, body);
     },
     [self, note](run_atom, const std::string& run_id) -> caf::result<std::string> {
       note();

@@ -51,6 +51,7 @@ struct tenant_services {
   std::shared_ptr<const server_sign_in::context> sign_in;
   mcp_config mcp;
   run_config run;
+  tools_config tools;
 };
 
 using tenant_actor = caf::typed_actor<
@@ -111,6 +112,10 @@ using tenant_actor = caf::typed_actor<
   caf::replies_to<phone_atom, std::string>::with<std::string>,
   // Adds or replaces a saved contact (JSON contact_record); answers it.
   caf::replies_to<contact_atom, std::string>::with<std::string>,
+  // The owner's knowledge (review of candidates, consent, memories, skills,
+  // example-skill installs) and the node's own MCP servers: an operation and
+  // its JSON body, answered by the tenant's tool desk (actors/tools).
+  caf::replies_to<knowledge_atom, std::string, std::string>::with<std::string>,
   // Adds or replaces a saved browser profile's safe part (JSON browser_profile); answers it.
   caf::replies_to<profile_atom, std::string>::with<std::string>,
   // Starts a run: agent id, channel name, caller number, chat id ("" starts a

@@ -536,12 +536,16 @@ result<action_route> decode_route(const json& x, const std::string& path) {
 }
 
 result<contact_record> decode_contact(const json& x, const std::string& path) {
-  reader r{x, path, {"contact_id", "display_name", "phone", "is_admin"}};
+  reader r{x, path, {"contact_id", "display_name", "phone", "is_admin", "notes", "email"}};
   contact_record out;
   r.text("contact_id", out.contact_id, rule::id);
   r.text("display_name", out.display_name);
   r.text("phone", out.phone, rule::e164);
   r.flag("is_admin", out.is_admin);
+  if (r.has("notes"))
+    r.text("notes", out.notes);
+  if (r.has("email"))
+    r.text("email", out.email);
   return r.finish(std::move(out));
 }
 
@@ -1093,10 +1097,15 @@ nlohmann::json to_json(const action_route& x) {
 }
 
 nlohmann::json to_json(const contact_record& x) {
-  return json{{"contact_id", x.contact_id},
-              {"display_name", x.display_name},
-              {"phone", x.phone},
-              {"is_admin", x.is_admin}};
+  json out{{"contact_id", x.contact_id},
+           {"display_name", x.display_name},
+           {"phone", x.phone},
+           {"is_admin", x.is_admin}};
+  if (!x.notes.empty())
+    out["notes"] = x.notes;
+  if (!x.email.empty())
+    out["email"] = x.email;
+  return out;
 }
 
 nlohmann::json to_json(const phone_integration& x) {

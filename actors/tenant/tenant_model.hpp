@@ -84,6 +84,10 @@ struct contact_record {
   std::string display_name;
   std::string phone; ///< normalised E.164
   bool is_admin = false;
+  /// The owner's own notes and the contact's email: never shown to a model
+  /// (search_contacts returns ids, names and numbers only).
+  std::string notes;
+  std::string email;
 };
 
 enum class phone_provider : uint8_t { twilio, telnyx };

@@ -334,6 +334,8 @@ int usage() {
                "          tokens list TENANT_ID | tokens issue TENANT_ID [LABEL]\n"
                "          tokens revoke TENANT_ID TOKEN_ID\n"
                "          servers TENANT_ID (MCP servers: auth mode, needs_auth, signed_in)\n"
+               "          knowledge candidates TENANT_ID [pending|decided|all]\n"
+               "          knowledge confirm|reject TENANT_ID CANDIDATE_ID (owner review)\n"
                "          conformance URL (MCP conformance suite client; scenario from\n"
                "          MCP_CONFORMANCE_SCENARIO)\n"
                "          replay TRACE (a run's trace against a fresh node)\n");
@@ -399,6 +401,14 @@ int main(int argc, char** argv) {
     return cmd_vault_keys(opts);
   if (a.size() == 2 && a[0] == "servers")
     return print_answer(call(opts, "GET", "/v1/admin/tenants/" + a[1] + "/servers"));
+  if (is(3, "knowledge", "candidates") && a.size() <= 4)
+    return print_answer(call(opts, "GET",
+                             "/v1/admin/tenants/" + a[2] + "/knowledge/candidates?status="
+                               + (a.size() > 3 ? a[3] : std::string{"pending"})));
+  if (a.size() == 4 && (is(4, "knowledge", "confirm") || is(4, "knowledge", "reject")))
+    return print_answer(call(opts, "POST",
+                             "/v1/admin/tenants/" + a[2] + "/knowledge/candidates/" + a[3] + "/"
+                               + a[1]));
   if (is(2, "tenants", "list"))
     return print_answer(call(opts, "GET", "/v1/admin/tenants"));
   if (is(3, "tenants", "create"))

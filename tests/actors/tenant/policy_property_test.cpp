@@ -95,8 +95,8 @@ struct generator {
       r.pinned_tool = tool;
       t.routes.push_back(r);
     }
-    t.contacts.push_back({"c_1", "Admin", "+15550000001", true});
-    t.contacts.push_back({"c_2", "Friend", "+15550000002", false});
+    t.contacts.push_back({"c_1", "Admin", "+15550000001", true, {}, {}});
+    t.contacts.push_back({"c_2", "Friend", "+15550000002", false, {}, {}});
     if (coin(0.3))
       t.profiles.push_back({"bp_1",
                             "Profile",

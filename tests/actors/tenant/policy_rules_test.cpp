@@ -368,8 +368,8 @@ namespace {
 
 tenant_state phone_tenant() {
   auto t = base_tenant();
-  t.contacts.push_back({"c_admin", "Owner", "+15550000001", true});
-  t.contacts.push_back({"c_friend", "Friend", "+15550000002", false});
+  t.contacts.push_back({"c_admin", "Owner", "+15550000001", true, {}, {}});
+  t.contacts.push_back({"c_friend", "Friend", "+15550000002", false, {}, {}});
   grant(t, default_agent, "", "search_contacts");
   grant(t, default_agent, "", "create_agent_memory");
   grant(t, default_agent, "", "create_task_plan");
@@ -577,4 +577,75 @@ TEST_CASE("an action outside any run checks the persisted grant") {
   CHECK(check_grant(t, default_agent, "", "search_contacts").allowed());
   CHECK(check_grant(t, default_agent, "", "no_such_tool").why == reason::unknown_tool);
   CHECK(check_grant(t, default_agent, "s_foreign", "web_search_exa").why == reason::foreign_server);
+}
+
+// -- History: authenticated owner conversations only ----------------------------
+
+namespace {
+
+constexpr std::string_view history_tools[] = {"search_agent_history", "read_agent_history"};
+
+/// Both history tools are dropped on channel `c`, each with the named reason.
+void check_history_dropped(const effective_policy& p) {
+  for (auto tool : history_tools) {
+    CAPTURE(tool);
+    CHECK_FALSE(has_internal(p, tool));
+    CHECK(why(p, "", tool) == reason::owner_conversation_only);
+  }
+}
+
+/// The phone tenant with both history tools granted to the default agent
+/// (medium risk: not granted by default).
+tenant_state history_tenant() {
+  auto t = phone_tenant();
+  for (auto tool : history_tools)
+    grant(t, default_agent, "", std::string{tool});
+  return t;
+}
+
+} // namespace
+
+TEST_CASE("the history tools reach owner text chat and owner in-app voice") {
+  auto t = history_tenant();
+  for (auto c : {channel::owner_text_chat, channel::in_app_voice}) {
+    CAPTURE(to_string(c));
+    auto p = compose(t, c);
+    for (auto tool : history_tools)
+      CHECK(has_internal(p, tool));
+  }
+}
+
+TEST_CASE("webhook runs drop the history tools as owner_conversation_only") {
+  check_history_dropped(compose(history_tenant(), channel::webhook));
+}
+
+TEST_CASE("scheduled runs drop the history tools as owner_conversation_only") {
+  check_history_dropped(compose(history_tenant(), channel::scheduled_run));
+}
+
+TEST_CASE("manual worker runs drop the history tools as owner_conversation_only") {
+  check_history_dropped(compose(history_tenant(), channel::manual_worker_run));
+}
+
+TEST_CASE("subagent runs drop the history tools as owner_conversation_only") {
+  auto t = history_tenant();
+  auto parent = compose(t);
+  check_history_dropped(compose(t, channel::subagent, default_agent, "", &parent));
+}
+
+TEST_CASE("phone calls drop the history tools as owner_conversation_only even for admin callers") {
+  auto t = history_tenant();
+  auto admin = compose(t, channel::phone_call, default_agent, "+15550000001");
+  REQUIRE(admin.caller == caller_class::admin);
+  check_history_dropped(admin);
+  check_history_dropped(compose(t, channel::phone_call, default_agent, "+15550000002"));
+}
+
+TEST_CASE("SMS and WhatsApp runs drop the history tools as owner_conversation_only") {
+  auto t = history_tenant();
+  for (auto c : {channel::sms, channel::whatsapp}) {
+    CAPTURE(to_string(c));
+    check_history_dropped(compose(t, c, default_agent, "+15550000001"));
+    check_history_dropped(compose(t, c, default_agent, "+15550000002"));
+  }
 }

@@ -832,7 +832,7 @@ TEST_CASE("the effective policy survives a round trip") {
   p.routes.push_back({"web.fetch", route_mode::automatic, "", ""});
   p.profiles.push_back({"bp_1", "Shop", "https://shop.example.com"});
   // One decision per reason, so every reason name round-trips.
-  for (int why = n(reason::explicit_grant); why <= n(reason::foreign_server); ++why)
+  for (int why = n(reason::explicit_grant); why <= n(reason::owner_conversation_only); ++why)
     p.decisions.push_back({static_cast<tool_origin>(why % 3), "tool_" + std::to_string(why),
                            why % 2 == 0 ? "" : "s_x", static_cast<reason>(why)});
   auto doc = te::to_json(p);
@@ -858,7 +858,7 @@ TEST_CASE("the effective policy survives a round trip") {
 
 TEST_CASE("composed policies of every channel survive a round trip") {
   auto t = test::base_tenant();
-  t.contacts.push_back({"c_admin", "Owner", "+15550000001", true});
+  t.contacts.push_back({"c_admin", "Owner", "+15550000001", true, {}, {}});
   t.phones.push_back({"ph_1", phone_provider::twilio, true, true, "place_call"});
   t.profiles.push_back({"bp_1", "Mail", "https://mail.example.com", {test::default_agent}, "", ""});
   for (auto c :

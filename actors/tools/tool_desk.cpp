@@ -1,0 +1,285 @@
+#include "actors/tools/tool_desk.hpp"
+
+#include <chrono>
+
+#include <caf/actor_system.hpp>
+#include <caf/local_actor.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/tools/contacts.hpp"
+#include "config/clock.hpp"
+#include "config/log.hpp"
+#include "messages/errc.hpp"
+#include "messages/error.hpp"
+
+namespace voxos {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr auto store_timeout = std::chrono::seconds(30);
+/// Events read per request while loading a stream.
+constexpr uint32_t load_page = 10'000;
+
+struct tool_desk_state {
+  static inline const char* name = "tool_desk";
+  std::string tenant_id;
+  event_store_actor store;
+  tool_desk_data_ptr data;
+  tool_desk_limits limits;
+  knowledge::state knowledge;
+  plans::state plans;
+};
+
+using self_pointer = tool_desk_actor::stateful_pointer<tool_desk_state>;
+using string_promise = caf::typed_response_promise<std::string>;
+
+/// Applies one stored or just-appended event to the state it belongs to.
+status apply_event(tool_desk_state& st, std::string_view stream, std::string_view type,
+                   std::string_view data) {
+  auto doc = json::parse(data, nullptr, false);
+  if (stream == knowledge::stream)
+    return knowledge::apply(st.knowledge, type, doc);
+  if (stream == plans::stream)
+    return plans::apply(st.plans, type, doc);
+  return status::ok(); // phone sessions: nothing held in memory
+}
+
+/// Reads `stream` from `from`, page by page, applying each event; then `done`.
+/// Other messages wait meanwhile (await): no call sees half a state.
+template <class Done>
+void load_stream(self_pointer self, std::string stream, uint64_t from, Done done) {
+  stream_query q{self->state.tenant_id, stream, from, load_page};
+  self->request(self->state.store, store_timeout, read_atom::value, q)
+    .await(
+      [self, stream, done](std::vector<event_record>& events) mutable {
+        for (const auto& ev : events)
+          if (auto applied = apply_event(self->state, stream, ev.type, ev.data); !applied) {
+            log::error("tool_desk", "cannot load " + stream + ": " + applied.message());
+            self->quit(to_error(applied));
+            return;
+          }
+        if (events.size() == load_page)
+          load_stream(self, stream, events.back().seq + 1, done);
+        else
+          done();
+      },
+      [self, stream](caf::error& err) {
+        log::error("tool_desk", "cannot read " + stream + ": " + message_of(err));
+        self->quit(std::move(err));
+      });
+}
+
+/// Appends `writes` in order (awaited: no other message is served meanwhile),
+/// applies them, then answers `answer`; a refused append answers its error
+/// and leaves the state as it was.
+void commit(self_pointer self, std::vector<tool_write> writes, std::size_t next,
+            string_promise promise, std::string answer) {
+  if (next == writes.size()) {
+    promise.deliver(std::move(answer));
+    return;
+  }
+  append_request req;
+  req.tenant = self->state.tenant_id;
+  req.stream = writes[next].stream;
+  req.events = writes[next].events;
+  self->request(self->state.store, store_timeout, append_atom::value, std::move(req))
+    .await(
+      [self, writes, next, promise, answer](const append_result&) mutable {
+        for (const auto& ev : writes[next].events)
+          if (auto applied = apply_event(self->state, writes[next].stream, ev.type, ev.data);
+              !applied)
+            log::error("tool_desk", "an appended event did not apply: " + applied.message());
+        commit(self, std::move(writes), next + 1, std::move(promise), std::move(answer));
+      },
+      [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+}
+
+/// The outcome of one call: its events made durable, then its result.
+caf::result<std::string> settle(self_pointer self, tool_outcome outcome) {
+  auto answer = to_call_result(outcome);
+  if (outcome.writes.empty())
+    return answer;
+  auto promise = self->make_response_promise<std::string>();
+  commit(self, std::move(outcome.writes), 0, promise, std::move(answer));
+  return promise;
+}
+
+tool_outcome run_tool(tool_desk_state& st, const tool_context& ctx,
+                      const std::string& integration_id, const std::string& name,
+                      const json& args) {
+  if (!integration_id.empty()) {
+    for (const auto& phone : st.data->phones)
+      if (phone.integration_id == integration_id && phone.place_call_tool == name) {
+        if (!phone.connected || !phone.call_capable)
+          return tool_outcome::error("integration_unavailable",
+                                     "the phone integration is not connected for calls.");
+        return contacts::place_call(st.data->contacts, phone, ctx, args);
+      }
+    return tool_outcome::error("unknown_tool", "this run has no such integration tool.");
+  }
+  if (knowledge::handles(name))
+    return knowledge::call(st.knowledge, ctx, name, args, st.limits.knowledge);
+  if (plans::handles(name))
+    return plans::call(st.plans, ctx, name, args, st.limits.plans);
+  if (name == "search_contacts")
+    return contacts::search(st.data->contacts, ctx, args);
+  return tool_outcome::error("not_executable", "this internal tool is not executed by the desk.");
+}
+
+// -- the owner's side -------------------------------------------------------------
+
+std::string str(const json& doc, const char* key) {
+  auto found = doc.find(key);
+  return found != doc.end() && found->is_string() ? found->get<std::string>() : std::string{};
+}
+
+bool flag(const json& doc, const char* key) {
+  auto found = doc.find(key);
+  return found != doc.end() && found->is_boolean() && found->get<bool>();
+}
+
+/// Events decided by the owner: appended, applied, then `answer` (JSON of
+/// what changed).
+caf::result<std::string> owner_commit(self_pointer self,
+                                      result<std::vector<event_draft>> events,
+                                      std::string answer) {
+  if (!events)
+    return to_error(events.error());
+  tool_outcome done;
+  done.writes.push_back({std::string{knowledge::stream}, std::move(*events)});
+  auto promise = self->make_response_promise<std::string>();
+  commit(self, std::move(done.writes), 0, promise, std::move(answer));
+  return promise;
+}
+
+/// Example skills the tenant checked: each installed unless its slug exists.
+caf::result<std::string> install_skills(self_pointer self, const json& body) {
+  auto& st = self->state;
+  bool dry_run = flag(body, "dry_run");
+  auto now = wall_clock_us();
+  json outcomes = json::array();
+  std::vector<event_draft> events;
+  auto staged = st.knowledge; // slugs installed earlier in this request count
+  for (const auto& skill : body.value("skills", json::array())) {
+    auto slug = str(skill, "slug");
+    auto made = knowledge::install_skill(staged, slug, skill, now, st.limits.knowledge);
+    if (!made) {
+      outcomes.push_back({{"slug", slug},
+                          {"outcome", made.error().code() == errc::conflict ? "exists" : "refused"},
+                          {"reason", made.error().message()}});
+      continue;
+    }
+    for (const auto& ev : *made)
+      (void) knowledge::apply(staged, ev.type, json::parse(ev.data));
+    outcomes.push_back({{"slug", slug}, {"outcome", dry_run ? "would_install" : "installed"}});
+    if (!dry_run)
+      for (auto& ev : *made)
+        events.push_back(std::move(ev));
+  }
+  json answer{{"skills", std::move(outcomes)}};
+  if (events.empty())
+    return answer.dump();
+  return owner_commit(self, std::move(events), answer.dump());
+}
+
+caf::result<std::string> owner_op(self_pointer self, const std::string& op, const json& body) {
+  auto& st = self->state;
+  auto now = wall_clock_us();
+  if (op == "candidates.list") {
+    auto which = str(body, "status");
+    auto limit = body.value("limit", 100);
+    return knowledge::list_candidates(st.knowledge, which.empty() ? "pending" : which,
+                                      static_cast<std::size_t>(limit))
+      .dump();
+  }
+  if (op == "candidates.confirm" || op == "candidates.reject") {
+    auto id = str(body, "id");
+    auto events = op == "candidates.confirm"
+                    ? knowledge::confirm(st.knowledge, id, now, st.limits.knowledge)
+                    : knowledge::reject(st.knowledge, id, now);
+    return owner_commit(
+      self, std::move(events),
+      json{{"id", id}, {"status", op == "candidates.confirm" ? "confirmed" : "rejected"}}.dump());
+  }
+  if (op == "consent.set") {
+    bool on = flag(body, "automatic_saving");
+    return owner_commit(self, knowledge::set_consent(on, now),
+                        json{{"automatic_saving", on}}.dump());
+  }
+  if (op == "memories.list")
+    return knowledge::list_memories(st.knowledge, str(body, "agent_id"), flag(body, "archived"))
+      .dump();
+  if (op == "skills.list")
+    return knowledge::list_skills(st.knowledge, flag(body, "archived")).dump();
+  if (op == "skills.get") {
+    auto found = st.knowledge.skills.find(str(body, "slug"));
+    if (found == st.knowledge.skills.end() || found->second.archived)
+      return make_error(errc::not_found, "no active skill has this slug");
+    return knowledge::to_json(found->second, true).dump();
+  }
+  if (op == "skills.install")
+    return install_skills(self, body);
+  return make_error(errc::not_found, "unknown knowledge operation");
+}
+
+tool_desk_actor::behavior_type desk_behavior(self_pointer self, std::string tenant_id,
+                                             event_store_actor store, tool_desk_data_ptr data,
+                                             tool_desk_limits limits) {
+  auto& st = self->state;
+  st.tenant_id = std::move(tenant_id);
+  st.store = std::move(store);
+  st.data = data ? std::move(data) : std::make_shared<const tool_desk_data>();
+  st.limits = limits;
+  load_stream(self, std::string{knowledge::stream}, 1, [self] {
+    load_stream(self, std::string{plans::stream}, 1, [] {});
+  });
+  return {
+    [self](tool_atom, tool_context& ctx, std::string& integration_id,
+           std::string& params) -> caf::result<std::string> {
+      auto doc = json::parse(params, nullptr, false);
+      if (!doc.is_object() || !doc.contains("name") || !doc["name"].is_string())
+        return make_error(errc::bad_json, "tools/call params: expected {name, arguments}");
+      auto name = doc["name"].get<std::string>();
+      auto args = doc.contains("arguments") ? doc["arguments"] : json::object();
+      if (ctx.tenant_id != self->state.tenant_id)
+        return make_error(errc::forbidden, "this call is not of this desk's tenant");
+      if (ctx.now_us == 0)
+        ctx.now_us = wall_clock_us();
+      return settle(self, run_tool(self->state, ctx, integration_id, name, args));
+    },
+    [self](contact_atom, tool_desk_data_ptr& data) {
+      if (data)
+        self->state.data = std::move(data);
+    },
+    [self](knowledge_atom, const std::string& op,
+           const std::string& body) -> caf::result<std::string> {
+      auto doc = json::parse(body, nullptr, false);
+      if (!doc.is_object())
+        return make_error(errc::bad_json, "expected one JSON object");
+      return owner_op(self, op, doc);
+    },
+    [self](health_atom) -> std::string {
+      auto& st = self->state;
+      return json{{"memories", st.knowledge.memories.size()},
+                  {"skills", st.knowledge.skills.size()},
+                  {"candidates", st.knowledge.candidates.size()},
+                  {"pending", st.knowledge.pending},
+                  {"plans", st.plans.plans.size()}}
+        .dump();
+    },
+  };
+}
+
+} // namespace
+
+tool_desk_actor spawn_tool_desk(caf::local_actor* tenant, std::string tenant_id,
+                                event_store_actor store, tool_desk_data_ptr data,
+                                tool_desk_limits limits) {
+  return tenant->spawn<caf::linked>(desk_behavior, std::move(tenant_id), std::move(store),
+                                    std::move(data), limits);
+}
+
+} // namespace voxos

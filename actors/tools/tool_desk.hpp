@@ -1,0 +1,73 @@
+// The tool desk: one actor per tenant that runs the tenant's internal tools
+// over the tenant's own data. Its tenant spawns it (linked) and hands it the
+// data the tenant owns that tools read (contacts, phone integrations); the
+// desk owns the rest: knowledge (memories, skills, candidates) and task
+// plans, loaded from their event streams when it starts, and the tenant's
+// history index (rebuilt from events on start, fed as turns are reported).
+//
+// A run's wave sends it each internal call with the run's execution context
+// (tool_context.hpp), already checked against the run's snapshot and
+// validated against the tool's registry schema. The desk runs the tool's
+// family function (knowledge.hpp, plans.hpp, contacts.hpp, docs.hpp,
+// history.hpp, time.hpp), appends the outcome's events, awaited, and only
+// then answers the CallToolResult: what a tool reports done is durable, and
+// a refused call stores nothing. Calls are served one at a time in arrival
+// order, so two writes never race on one state.
+//
+// The owner's side (review of candidates, consent, listings, example skill
+// installs) and the node's own MCP servers reach the same state through
+// `(knowledge_atom, op, body)`.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "actors/event_store/event_store.hpp"
+#include "actors/tenant/tenant_model.hpp"
+#include "actors/tools/knowledge.hpp"
+#include "actors/tools/plans.hpp"
+#include "actors/tools/tool_context.hpp"
+#include "messages/atoms.hpp"
+
+namespace voxos {
+
+/// What the tenant hands its desk: its contacts and phone integrations as
+/// they are now (replaced whole on every change).
+struct tool_desk_data {
+  std::vector<contact_record> contacts;
+  std::vector<phone_integration> phones;
+};
+using tool_desk_data_ptr = std::shared_ptr<const tool_desk_data>;
+
+struct tool_desk_limits {
+  knowledge::limits knowledge;
+  plans::limits plans;
+};
+
+using tool_desk_actor = caf::typed_actor<
+  // One internal (or phone integration) tool call of a run: the context,
+  // the integration id for a place-call tool ("" otherwise), and the
+  // tools/call params {"name","arguments"}; answers the CallToolResult text.
+  caf::replies_to<tool_atom, tool_context, std::string, std::string>::with<std::string>,
+  // The tenant's contacts and phones changed.
+  caf::reacts_to<contact_atom, tool_desk_data_ptr>,
+  // The owner's side and the node's own MCP servers: an operation and its
+  // JSON body; answers JSON (see tool_desk.cpp, `owner_ops`).
+  caf::replies_to<knowledge_atom, std::string, std::string>::with<std::string>,
+  // {"memories","skills","candidates","pending","plans"} for operators and tests.
+  caf::replies_to<health_atom>::with<std::string>>;
+
+tool_desk_actor spawn_tool_desk(caf::local_actor* tenant, std::string tenant_id,
+                                event_store_actor store, tool_desk_data_ptr data,
+                                tool_desk_limits limits);
+
+} // namespace voxos
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(voxos::tool_context)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(voxos::tool_desk_data_ptr)
