@@ -269,9 +269,15 @@ preset openbnb() {
   auto out = make_preset("openbnb", "OpenBnB (Airbnb search)", "https://mcp.openbnb.ai/mcp",
                          auth_mode::oauth_authorization_code);
   out.oauth_dynamic_registration = true;
-  // unverified: the product names the listing tool airbnb_listing; the
-  // open-source package calls it airbnb_listing_details.
-  out.tools = {read_tool("airbnb_search"), read_tool("airbnb_listing")};
+  // The hosted server names the listing tool airbnb_listing (the
+  // open-source package calls it airbnb_listing_details), and serves Google
+  // Maps tools through the same sign-in: clients of the hosted service call
+  // maps_search_places and maps_distance_matrix on it.
+  // unverified: maps_place_details is named by the product's accommodation-
+  // shortlist example; no stored source shows a call of it.
+  out.tools = {read_tool("airbnb_search"), read_tool("airbnb_listing"),
+               read_tool("maps_search_places"), read_tool("maps_place_details"),
+               read_tool("maps_distance_matrix")};
   return out;
 }
 

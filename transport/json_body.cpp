@@ -88,25 +88,6 @@ std::string printable_name(std::string_view name) {
   return out;
 }
 
-/// True if `text` (valid UTF-8) holds a control character other than tab,
-/// line feed and carriage return: C0 controls, DEL and C1 controls
-/// (U+0080..U+009F, encoded as 0xC2 0x80..0x9F).
-bool has_control_characters(const std::string& text) {
-  for (std::size_t pos = 0; pos < text.size(); ++pos) {
-    auto byte = static_cast<unsigned char>(text[pos]);
-    if (byte < 0x20 && byte != '\t' && byte != '\n' && byte != '\r')
-      return true;
-    if (byte == 0x7F)
-      return true;
-    if (byte == 0xC2 && pos + 1 < text.size()) {
-      auto next = static_cast<unsigned char>(text[pos + 1]);
-      if (next >= 0x80 && next <= 0x9F)
-        return true;
-    }
-  }
-  return false;
-}
-
 bool has_kind(const nlohmann::json& value, json_kind kind) {
   switch (kind) {
   case json_kind::string:
@@ -227,33 +208,56 @@ result<nlohmann::json> parse_json_object(std::string_view body,
       if (!object.is_object())
         return status::error(errc::bad_json, "body must be a JSON object");
     }
-
-    // Only declared fields.
-    for (const auto& member : object.items()) {
-      bool declared = false;
-      for (const auto& spec : fields)
-        declared = declared || spec.name == member.key();
-      if (!declared)
-        return status::error(errc::unknown_field,
-                             "unknown field '" + printable_name(member.key()) + "'");
-    }
-
-    // Each declared field: present if required, of its kind, within bounds.
-    for (const auto& spec : fields) {
-      auto found = object.find(spec.name);
-      if (found == object.end()) {
-        if (spec.required)
-          return status::error(errc::missing_field, "missing field '" + spec.name + "'");
-        continue;
-      }
-      if (auto checked = check_field(spec, *found); !checked)
-        return checked;
-    }
+    if (auto checked = check_json_fields(object, fields); !checked)
+      return checked;
     return object;
   } catch (const std::exception&) {
     // Only allocation failures can get here: parsing runs without exceptions.
     return status::error(errc::internal, "cannot parse body");
   }
+}
+
+status check_json_fields(const nlohmann::json& object, const field_spec* fields,
+                         std::size_t count) {
+  const field_spec* const end = fields + count;
+  // Only declared fields.
+  for (const auto& member : object.items()) {
+    bool declared = false;
+    for (const auto* spec = fields; spec != end; ++spec)
+      declared = declared || spec->name == member.key();
+    if (!declared)
+      return status::error(errc::unknown_field,
+                           "unknown field '" + printable_name(member.key()) + "'");
+  }
+
+  // Each declared field: present if required, of its kind, within bounds.
+  for (const auto* spec = fields; spec != end; ++spec) {
+    auto found = object.find(spec->name);
+    if (found == object.end()) {
+      if (spec->required)
+        return status::error(errc::missing_field, "missing field '" + spec->name + "'");
+      continue;
+    }
+    if (auto checked = check_field(*spec, *found); !checked)
+      return checked;
+  }
+  return status::ok();
+}
+
+bool has_control_characters(std::string_view text) {
+  for (std::size_t pos = 0; pos < text.size(); ++pos) {
+    auto byte = static_cast<unsigned char>(text[pos]);
+    if (byte < 0x20 && byte != '\t' && byte != '\n' && byte != '\r')
+      return true;
+    if (byte == 0x7F)
+      return true;
+    if (byte == 0xC2 && pos + 1 < text.size()) {
+      auto next = static_cast<unsigned char>(text[pos + 1]);
+      if (next >= 0x80 && next <= 0x9F)
+        return true;
+    }
+  }
+  return false;
 }
 
 } // namespace voxos

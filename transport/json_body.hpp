@@ -43,4 +43,20 @@ bool is_json_media_type(std::string_view content_type);
 result<nlohmann::json> parse_json_object(std::string_view body,
                                          std::initializer_list<field_spec> fields);
 
+/// Checks an object already parsed (e.g. an element of a parsed body) as
+/// parse_json_object checks a body: only the declared fields, each present
+/// if required, of its kind and within its bounds. Errors from unknown_field
+/// on, as parse_json_object's. Precondition: `object` is an object.
+status check_json_fields(const nlohmann::json& object, const field_spec* fields, std::size_t count);
+
+inline status check_json_fields(const nlohmann::json& object,
+                                std::initializer_list<field_spec> fields) {
+  return check_json_fields(object, fields.begin(), fields.size());
+}
+
+/// Whether `text` holds a control character other than tab, line feed and
+/// carriage return: C0 controls, DEL, and C1 controls (U+0080..U+009F,
+/// encoded as 0xC2 0x80..0x9F).
+bool has_control_characters(std::string_view text);
+
 } // namespace voxos

@@ -12,6 +12,9 @@
 //   voxosctl [options] audit TENANT_ID [LIMIT]  the tenant's newest policy decisions
 //   voxosctl [options] vault keys [--wait]      vault keys in use, and which can be dropped
 //   voxosctl [options] whoami                   (with VOXOS_TOKEN: a tenant token, over CAF)
+//   voxosctl [options] skills list [--catalog DIR]
+//   voxosctl [options] skills load --user-id ID --mcp KEY [--dry-run] [--catalog DIR]
+//                                               curated MCP example skills (skills.hpp)
 //   voxosctl conformance URL                    the MCP conformance suite's client under test
 //   voxosctl replay TRACE                       replays a run's trace against a fresh node
 //
@@ -42,6 +45,7 @@
 #include "actors/run_host/run_host.hpp"
 #include "apps/voxosctl/conformance.hpp"
 #include "apps/voxosctl/replay.hpp"
+#include "apps/voxosctl/skills.hpp"
 #include "messages/error.hpp"
 #include "messages/register.hpp"
 
@@ -57,6 +61,7 @@ struct options {
   bool caf_tls = false; ///< from runtime.json, or implied by the --tls-* options
   std::string tls_cert, tls_key, tls_ca;
   bool wait = false; ///< vault keys: after the node's reseal pass has ended
+  voxos::skills_options skills;
   std::vector<std::string> args;
 };
 
@@ -338,7 +343,10 @@ int usage() {
                "          knowledge confirm|reject TENANT_ID CANDIDATE_ID (owner review)\n"
                "          conformance URL (MCP conformance suite client; scenario from\n"
                "          MCP_CONFORMANCE_SCENARIO)\n"
-               "          replay TRACE (a run's trace against a fresh node)\n");
+               "          replay TRACE (a run's trace against a fresh node)\n"
+               "          skills list [--catalog DIR] (curated MCP example skills)\n"
+               "          skills load --user-id ID --mcp KEY [--dry-run] [--catalog DIR]\n"
+               "          (ID: the owner's user id, which is the tenant id)\n");
   return 2;
 }
 
@@ -368,6 +376,14 @@ int main(int argc, char** argv) {
       opts.tls_ca = argv[++arg_idx];
     } else if (arg == "--wait") {
       opts.wait = true;
+    } else if (arg == "--catalog" && has_value) {
+      opts.skills.catalog_dir = argv[++arg_idx];
+    } else if (arg == "--user-id" && has_value) {
+      opts.skills.user_id = argv[++arg_idx];
+    } else if (arg == "--mcp" && has_value) {
+      opts.skills.mcp = argv[++arg_idx];
+    } else if (arg == "--dry-run") {
+      opts.skills.dry_run = true;
     } else if (arg.rfind("--", 0) == 0) {
       return usage();
     } else {
@@ -385,6 +401,22 @@ int main(int argc, char** argv) {
   auto is = [&](std::size_t n, const char* cmd, const char* sub = nullptr) {
     return a.size() >= n && a[0] == cmd && (sub == nullptr || (a.size() > 1 && a[1] == sub));
   };
+  if (a.size() == 2 && is(2, "skills", "list"))
+    return voxos::skills_list(opts.skills);
+  if (a.size() == 2 && is(2, "skills", "load")) {
+    if (opts.skills.user_id.empty() || opts.skills.mcp.empty())
+      return usage();
+    return voxos::skills_load(opts.skills, [&](const std::string& path, const std::string& body) {
+      auto answer = call(opts, "POST", path, body);
+      if (answer && answer->status >= 200 && answer->status < 300)
+        return std::optional<std::string>{answer->body};
+      if (answer && answer->status < 400)
+        fail("HTTP " + std::to_string(answer->status));
+      else
+        print_answer(answer); // the API's error; nothing when unreachable (reported)
+      return std::optional<std::string>{};
+    });
+  }
   if (is(1, "status"))
     return cmd_status(opts);
   if (is(1, "metrics"))
