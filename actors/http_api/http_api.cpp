@@ -123,16 +123,20 @@ std::optional<std::string> bearer_token(const httplib::Request& req) {
 }
 
 /// Parses a JSON body after checking its media type.
+/// Whether a body, if any, is declared JSON; else answers 415.
+bool json_media(const httplib::Request& req, httplib::Response& res) {
+  if (req.body.empty() || (req.get_header_value_count("Content-Type") == 1
+                           && is_json_media_type(req.get_header_value("Content-Type"))))
+    return true;
+  write_error(res, errc::unsupported_media_type,
+              "the body must be application/json (optionally with charset=utf-8)");
+  return false;
+}
+
 std::optional<json> read_body(const httplib::Request& req, httplib::Response& res,
                               std::initializer_list<field_spec> fields) {
-  if (!req.body.empty()) {
-    if (req.get_header_value_count("Content-Type") != 1
-        || !is_json_media_type(req.get_header_value("Content-Type"))) {
-      write_error(res, errc::unsupported_media_type,
-                  "the body must be application/json (optionally with charset=utf-8)");
-      return std::nullopt;
-    }
-  }
+  if (!json_media(req, res))
+    return std::nullopt;
   auto parsed = parse_json_object(req.body, fields);
   if (!parsed) {
     write_error(res, parsed.error().code(), parsed.error().message());
@@ -916,6 +920,15 @@ void http_api::routes::install_knowledge(httplib::Server& srv) {
                   json{{"archived", req.get_param_value("archived") == "1"}}.dump());
           }));
   srv.Get(path("/v1/admin/tenants/{}/knowledge/candidates", id), admin_tenant(list_candidates));
+  // Curated example skills for the tenant's owner (voxosctl skills load):
+  // the body is checked strictly by the tenant (example_skills.hpp).
+  srv.Post(path("/v1/admin/tenants/{}/skills/examples", id),
+           admin_tenant([this](const httplib::Request& req, httplib::Response& res,
+                               const tenant_actor& t) {
+             if (!json_media(req, res))
+               return;
+             relay(res, 200, t, knowledge_atom::value, std::string{"skills.examples"}, req.body);
+           }));
   srv.Post(path("/v1/admin/tenants/{}/knowledge/candidates/{}/confirm", id),
            admin_tenant(decide("candidates.confirm", 2)));
   srv.Post(path("/v1/admin/tenants/{}/knowledge/candidates/{}/reject", id),

@@ -4,6 +4,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -22,6 +23,8 @@
 #include "actors/run/run.hpp"
 #include "actors/run/tool_catalog.hpp"
 #include "actors/run/tool_view.hpp"
+#include "actors/tenant/example_install.hpp"
+#include "actors/tenant/example_skills.hpp"
 #include "actors/tenant/server_credentials.hpp"
 #include "actors/tenant/server_setup.hpp"
 #include "actors/tenant/server_sign_in.hpp"
@@ -1280,6 +1283,55 @@ void find_exa_in_history(self_pointer self, uint64_t from, F done) {
       });
 }
 
+/// Curated example skills for the owner (voxosctl skills load): each checked
+/// against this tenant's servers (example_install.hpp), then the installable
+/// ones written by the desk, never over an existing slug. Changes no server,
+/// allowlist, grant or credential.
+caf::result<std::string> install_examples(self_pointer self, const std::string& body) {
+  auto request = parse_install_request(body);
+  if (!request)
+    return to_error(request.error());
+  auto promise = self->make_response_promise<std::string>();
+  auto& desk = self->state.desk;
+  self->request(desk, store_timeout, knowledge_atom::value, std::string{"skills.slugs"},
+                std::string{"{}"})
+    .then(
+      [self, promise, request = std::move(*request)](const std::string& slugs_text) mutable {
+        std::set<std::string> existing;
+        for (const auto& slug : json::parse(slugs_text)["slugs"])
+          existing.insert(slug.get<std::string>());
+        auto verdicts = plan_example_install(self->state.cfg.state, request.skills, existing,
+                                             request.dry_run);
+        json writes = json::array();
+        for (std::size_t idx = 0; idx < verdicts.size(); ++idx)
+          if (verdicts[idx].outcome == example_outcome::installed)
+            writes.push_back({{"slug", request.skills[idx].slug},
+                              {"name", request.skills[idx].name},
+                              {"description", request.skills[idx].description},
+                              {"instructions", request.skills[idx].body}});
+        if (writes.empty()) {
+          promise.deliver(install_response_json(verdicts));
+          return;
+        }
+        self
+          ->request(self->state.desk, store_timeout, knowledge_atom::value,
+                    std::string{"skills.install"}, json{{"skills", writes}}.dump())
+          .then(
+            [promise, verdicts](const std::string& written) mutable {
+              // A slug taken meanwhile (a candidate confirmed) stays as it is.
+              for (const auto& row : json::parse(written)["skills"])
+                if (row["outcome"] != "installed")
+                  for (auto& v : verdicts)
+                    if (v.slug == row["slug"])
+                      v.outcome = example_outcome::exists;
+              promise.deliver(install_response_json(verdicts));
+            },
+            [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+      },
+      [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+  return promise;
+}
+
 /// Appends the pending migrations durably, then applies them in memory.
 /// Other messages wait meanwhile (await); a failed append ends the actor.
 void apply_migrations(self_pointer self, bool exa_in_history) {
@@ -1700,6 +1752,8 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
     [self, note](knowledge_atom, const std::string& op,
                  const std::string& body) -> caf::result<std::string> {
       note();
+      if (op == "skills.examples")
+        return install_examples(self, body);
       return self->delegate(self->state.desk, knowledge_atom::value, op, body);
     },
     [self, note](run_atom, const std::string& run_id) -> caf::result<std::string> {

@@ -181,7 +181,7 @@ tool_outcome place_call(const std::vector<contact_record>& saved, const phone_in
     return tool_outcome::error("objective_not_caller_safe",
                                "the objective names an internal identifier; describe the call's "
                                "purpose in plain words.");
-  auto session_id = digest::random_token("ps_", 12);
+  auto session_id = "ps_" + digest::random_hex(8);
   json data{{"session_id", session_id},
             {"integration_id", phone.integration_id},
             {"tool", phone.place_call_tool},

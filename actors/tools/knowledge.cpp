@@ -190,7 +190,7 @@ std::vector<event_draft> application(const state& st, const candidate& c, int64_
                                    {"decided_us", now_us}}));
   switch (c.kind) {
   case change::memory:
-    out.push_back(draft(ev_memory_saved, {{"id", digest::random_token("mem_", 12)},
+    out.push_back(draft(ev_memory_saved, {{"id", "mem_" + digest::random_hex(8)},
                                           {"agent_id", c.agent_id},
                                           {"title", c.title},
                                           {"content", c.content},
@@ -238,7 +238,7 @@ std::vector<event_draft> application(const state& st, const candidate& c, int64_
 /// pending, or applied at once under the automatic-saving consent when a
 /// model in a run submitted it.
 tool_outcome submit(const state& st, candidate c, const tool_context& ctx, const limits& lim) {
-  c.id = digest::random_token("cand_", 12);
+  c.id = "cand_" + digest::random_hex(8);
   c.agent_id = ctx.agent_id;
   c.run_id = ctx.run_id;
   c.chat_id = ctx.chat_id;
@@ -354,12 +354,17 @@ bool looks_like_credential(std::string_view text) {
         return true;
   // "password: x", "Bearer x" and any 40+ character run of key characters
   // mixing letters and digits (hex or base64 secrets).
-  auto lowered = lowered_trimmed(text);
+  std::string lowered{text};
+  for (auto& ch : lowered)
+    ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   for (std::string_view label : {"password:", "password=", "passwd:", "bearer ", "api_key=",
                                  "apikey=", "secret:", "secret="})
-    if (auto pos = lowered.find(label);
-        pos != std::string::npos && run_at(pos + label.size()) >= 6)
-      return true;
+    for (auto pos = lowered.find(label); pos != std::string::npos;
+         pos = lowered.find(label, pos + 1)) {
+      auto value = lowered.find_first_not_of(" \t", pos + label.size());
+      if (value != std::string::npos && run_at(value) >= 6)
+        return true;
+    }
   for (std::size_t pos = 0; pos < text.size();) {
     auto len = run_at(pos);
     if (len >= 40) {

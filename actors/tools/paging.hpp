@@ -23,7 +23,8 @@ struct page_range {
 inline result<page_range> page_of(const nlohmann::json& args, std::size_t total,
                                   std::size_t default_limit) {
   std::size_t limit = default_limit;
-  if (auto found = args.find("limit"); found != args.end() && found->is_number_unsigned())
+  if (auto found = args.find("limit"); found != args.end() && found->is_number_integer()
+                                         && found->get<int64_t>() > 0)
     limit = found->get<std::size_t>();
   page_range out;
   if (auto found = args.find("cursor"); found != args.end() && found->is_string()) {

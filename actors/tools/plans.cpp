@@ -55,7 +55,7 @@ tool_outcome create(const state& st, const tool_context& ctx, const json& args,
                                "this agent already has " + std::to_string(lim.open_plans_per_agent)
                                  + " open task plans; complete some first. Nothing was stored.");
   plan p;
-  p.id = digest::random_token("plan_", 12);
+  p.id = "plan_" + digest::random_hex(8);
   p.agent_id = ctx.agent_id;
   p.run_id = ctx.run_id;
   p.chat_id = ctx.chat_id;

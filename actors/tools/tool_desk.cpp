@@ -8,6 +8,8 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/tools/contacts.hpp"
+#include "actors/tools/time.hpp"
+#include "config/time_zone.hpp"
 #include "config/clock.hpp"
 #include "config/log.hpp"
 #include "messages/errc.hpp"
@@ -126,6 +128,8 @@ tool_outcome run_tool(tool_desk_state& st, const tool_context& ctx,
     return plans::call(st.plans, ctx, name, args, st.limits.plans);
   if (name == "search_contacts")
     return contacts::search(st.data->contacts, ctx, args);
+  if (name == "get_current_time")
+    return get_current_time(system_time_zones(), ctx, args);
   return tool_outcome::error("not_executable", "this internal tool is not executed by the desk.");
 }
 
@@ -222,6 +226,15 @@ caf::result<std::string> owner_op(self_pointer self, const std::string& op, cons
   }
   if (op == "skills.install")
     return install_skills(self, body);
+  if (op == "skills.slugs") {
+    json slugs = json::array();
+    for (const auto& [slug, skill] : st.knowledge.skills)
+      slugs.push_back(slug);
+    for (const auto& [id, c] : st.knowledge.candidates)
+      if (c.state == knowledge::review::pending && c.kind == knowledge::change::skill)
+        slugs.push_back(c.target);
+    return json{{"slugs", std::move(slugs)}}.dump();
+  }
   return make_error(errc::not_found, "unknown knowledge operation");
 }
 
