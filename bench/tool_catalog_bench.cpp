@@ -30,6 +30,7 @@
 #include "actors/tenant/policy.hpp"
 #include "config/internal_tools.hpp"
 #include "config/presets.hpp"
+#include "rng.hpp"
 
 namespace {
 
@@ -38,21 +39,7 @@ using clock_type = std::chrono::steady_clock;
 
 // -- deterministic generator -------------------------------------------------------
 
-/// splitmix64: the same sequence on every machine and standard library.
-struct rng {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  std::size_t below(std::size_t n) { return static_cast<std::size_t>(next() % n); }
-  template <class T>
-  const T& pick(const std::vector<T>& xs) {
-    return xs[below(xs.size())];
-  }
-};
+using rng = bench::rng;
 
 struct service {
   std::string id;

@@ -370,14 +370,33 @@ result<std::vector<event_record>> event_db::read_stream(const stream_query& quer
 
 result<std::vector<event_record>> event_db::read_tenant(const std::string& tenant,
                                                         uint32_t limit) const {
-  if (!keys::valid_tenant(tenant))
+  tenant_query query;
+  query.tenant = tenant;
+  query.limit = limit;
+  return read_tenant(query);
+}
+
+result<std::vector<event_record>> event_db::read_tenant(const tenant_query& query) const {
+  if (!keys::valid_tenant(query.tenant))
     return status::error(errc::out_of_range, "tenant name is malformed");
-  auto prefix = keys::tenant_prefix(tenant);
-  limit = std::min(limit, max_read_limit);
+  // A prefix is the start of a stream name (it may end in '.' or be partial).
+  if (query.stream_prefix.size() > keys::max_name_length
+      || !(query.stream_prefix.empty() || keys::valid_stream(query.stream_prefix)))
+    return status::error(errc::out_of_range, "stream prefix is malformed");
+  if (!query.after_stream.empty() && !keys::valid_stream(query.after_stream))
+    return status::error(errc::out_of_range, "stream name is malformed");
+  auto prefix = keys::tenant_prefix(query.tenant) + query.stream_prefix;
+  auto limit = std::min(query.limit, max_read_limit);
   std::vector<event_record> out;
   std::unique_ptr<rocksdb::Iterator> it{db_->NewIterator(rocksdb::ReadOptions{}, events_)};
-  for (it->Seek(prefix); it->Valid() && out.size() < limit && starts_with(it->key(), prefix);
-       it->Next()) {
+  // From the prefix, or just past the given event if that comes later.
+  std::string after;
+  if (!query.after_stream.empty())
+    after = keys::event_key(query.tenant, query.after_stream, query.after_seq);
+  it->Seek(std::max(prefix, after));
+  if (it->Valid() && !after.empty() && it->key() == rocksdb::Slice{after})
+    it->Next();
+  for (; it->Valid() && out.size() < limit && starts_with(it->key(), prefix); it->Next()) {
     auto parts = keys::parse_event_key(it->key().ToStringView());
     if (!parts)
       return status::error(errc::corrupt_data, "stored event with a malformed key");

@@ -57,6 +57,19 @@ struct event_db_options {
   std::vector<projector> projectors;
 };
 
+/// A page of one tenant's events in key order (stream name, then sequence):
+/// those of streams whose name starts with `stream_prefix` (every stream
+/// when empty), after the event (`after_stream`, `after_seq`), from the
+/// first when `after_stream` is empty; at most `limit` (capped at 10,000).
+/// To page through, pass the stream and sequence of a page's last event.
+struct tenant_query {
+  std::string tenant;
+  std::string stream_prefix;
+  std::string after_stream;
+  uint64_t after_seq = 0;
+  uint32_t limit = 1000;
+};
+
 /// One value of the vault column family.
 struct sealed_entry {
   std::string tenant;
@@ -101,6 +114,10 @@ public:
 
   /// Events of one tenant across streams in key order, at most `limit`.
   result<std::vector<event_record>> read_tenant(const std::string& tenant, uint32_t limit) const;
+
+  /// A page of one tenant's events (see tenant_query); a malformed tenant,
+  /// prefix or stream name is out_of_range.
+  result<std::vector<event_record>> read_tenant(const tenant_query& query) const;
 
   /// The next sequence number of (tenant, stream): 1 for an empty stream.
   result<uint64_t> next_seq(const std::string& tenant, const std::string& stream);

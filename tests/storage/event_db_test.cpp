@@ -262,6 +262,58 @@ TEST_CASE("reads by tenant prefix never reach another tenant") {
   CHECK_FALSE(db->read_tenant("t/a", 10));
 }
 
+TEST_CASE("a tenant's events page by the last event read, from the streams a prefix names") {
+  test::temp_dir dir;
+  auto db = open_db(dir);
+  REQUIRE(db->append(request("t_a", "audit", 3), 1));
+  REQUIRE(db->append(request("t_a", "chat.c1", 4), 1));
+  REQUIRE(db->append(request("t_a", "chat.c2", 3), 1));
+  REQUIRE(db->append(request("t_a", "run.r1", 2), 1));
+  REQUIRE(db->append(request("t_ab", "chat.c1", 2), 1));
+
+  // Pages of 2 through every stream come out as one read does.
+  auto all = db->read_tenant("t_a", 100);
+  REQUIRE(all);
+  REQUIRE(all->size() == 12);
+  tenant_query query{"t_a", "", "", 0, 2};
+  std::vector<event_record> paged;
+  while (true) {
+    auto page = db->read_tenant(query);
+    REQUIRE(page);
+    paged.insert(paged.end(), page->begin(), page->end());
+    if (page->size() < query.limit)
+      break;
+    query.after_stream = page->back().stream;
+    query.after_seq = page->back().seq;
+  }
+  REQUIRE(paged.size() == all->size());
+  for (std::size_t idx = 0; idx < paged.size(); ++idx) {
+    CHECK(paged[idx].stream == (*all)[idx].stream);
+    CHECK(paged[idx].seq == (*all)[idx].seq);
+  }
+
+  // A prefix keeps to its streams, and to this tenant's.
+  auto chats = db->read_tenant(tenant_query{"t_a", "chat.", "", 0, 100});
+  REQUIRE(chats);
+  REQUIRE(chats->size() == 7);
+  for (const auto& ev : *chats) {
+    CHECK(ev.tenant == "t_a");
+    CHECK(ev.stream.rfind("chat.", 0) == 0);
+  }
+  auto after = db->read_tenant(tenant_query{"t_a", "chat.", "chat.c1", 4, 100});
+  REQUIRE(after);
+  REQUIRE(after->size() == 3);
+  CHECK(after->front().stream == "chat.c2");
+  CHECK(after->front().seq == 1);
+
+  for (auto bad : {tenant_query{"t/a", "", "", 0, 10}, tenant_query{"t_a", "Chat/", "", 0, 10},
+                   tenant_query{"t_a", "", "chat/c1", 1, 10}}) {
+    auto refused = db->read_tenant(bad);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().code() == errc::out_of_range);
+  }
+}
+
 TEST_CASE("sealed values are stored per tenant and record") {
   test::temp_dir dir;
   auto db = open_db(dir);

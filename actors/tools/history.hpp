@@ -1,0 +1,116 @@
+// The full-text history of one tenant and the two internal tools over it.
+// CAF-free.
+//
+// What is indexed, from the stored events that record it:
+//   transcript     `turn.reported` on `chat.<chat_id>`: one reported turn
+//                  (its user and assistant text);
+//   tool_activity  `tools.round` on `run.<run_id>`: one settled tool round
+//                  (each call's name, status, reason, server and tool);
+//   run            `run.started` on `run.<run_id>` (agent, channel, caller),
+//                  updated by `run.finished` / `run.cancelled`.
+// Every other event is passed over. The same index() takes the events on
+// start (rebuild_history pages through the store) and live, as each becomes
+// durable; a stream's events come in sequence order either way.
+//
+// Evidence ids are the index's keys: "t.<chat>.<seq>", "a.<run>.<seq>",
+// "r.<run>" (`seq` the event's sequence on its stream). They are opaque to
+// the model: a tool looks an id up in this tenant's index and trusts nothing
+// else about it. An id that is malformed or not in this index is not_found,
+// the same answer whether it exists in another tenant's or nowhere.
+//
+// Threading: one thread at a time (the full-text index's rule).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "actors/tools/tool_context.hpp"
+#include "messages/status.hpp"
+#include "messages/types.hpp"
+#include "storage/fulltext_index.hpp"
+
+namespace voxos {
+
+class event_db;
+
+struct history_options {
+  /// Where the index lives (in memory when `dir` is empty) and its query
+  /// bounds (2,048 bytes, 64 distinct words by default).
+  fulltext_options index;
+  /// read_agent_history: the context entries around a citation, as JSON,
+  /// total at most this many bytes (the cited entry is cut to fit alone).
+  std::size_t max_read_bytes = 8 * 1024;
+  /// search_agent_history: excerpts when the call names no limit.
+  std::size_t default_limit = 5;
+  /// read_agent_history: absent sequence numbers passed over on the way to
+  /// a neighbour (events of other kinds on the same stream) before the
+  /// context stops on that side.
+  std::size_t max_neighbour_gap = 16;
+};
+
+class history_index {
+public:
+  /// An empty index for `tenant_id`. Errors: as fulltext_index::open.
+  static result<std::unique_ptr<history_index>> open(std::string tenant_id, history_options opts);
+  ~history_index();
+  history_index(const history_index&) = delete;
+  history_index& operator=(const history_index&) = delete;
+
+  /// Indexes one stored event of this tenant: true if it is history (see
+  /// above), false if it is passed over. Errors: out_of_range (an event of
+  /// another tenant: nothing is indexed), corrupt_data (a history event
+  /// whose data does not have its shape), storage_failure.
+  result<bool> index(const event_record& ev);
+
+  const std::string& tenant_id() const noexcept;
+  const history_options& options() const noexcept;
+  /// Records held (turns, tool rounds, runs).
+  result<std::size_t> size() const;
+
+  /// On disk: writes pending changes to the index's files now (after a
+  /// rebuild, say; they are written every fulltext_options::commit_every
+  /// changes anyway).
+  [[nodiscard]] status commit();
+
+  /// The full-text index under the history (the tools read it).
+  const fulltext_index& text() const noexcept;
+
+private:
+  struct impl;
+  explicit history_index(std::unique_ptr<impl> self);
+  std::unique_ptr<impl> self_;
+};
+
+struct history_rebuild_report {
+  uint64_t events = 0;  ///< events read from the chat and run streams
+  uint64_t indexed = 0; ///< of which history
+  uint64_t skipped = 0; ///< history events whose data did not decode (left out)
+};
+
+/// Indexes every event of the tenant's chat and run streams in `db`, read
+/// in pages of `page_events`. A history event whose data does not decode is
+/// counted and left out. Errors: the store's or the index's.
+result<history_rebuild_report> rebuild_history(history_index& index, const event_db& db,
+                                               uint32_t page_events = 4096);
+
+/// search_agent_history {query, limit?}: up to `limit` (default
+/// options().default_limit) excerpts, best first, each with its evidence
+/// id, kind ("transcript", "tool_activity", "run"), chat and run id, time
+/// (UTC, ISO 8601), and the field it comes from. Errors: out_of_range (the
+/// query bounds), unavailable (the index failed).
+tool_outcome search_agent_history(const history_index& index, const tool_context& ctx,
+                                  const nlohmann::json& args);
+
+/// read_agent_history {evidence_id}: the citation and the context around
+/// it on the same chat or run, in stream order, within max_read_bytes
+/// (`more_before` / `more_after` say whether neighbours were left out,
+/// `truncated` whether the cited entry was cut). Errors: not_found (an id
+/// that is malformed or not in this tenant's index), unavailable.
+tool_outcome read_agent_history(const history_index& index, const tool_context& ctx,
+                                const nlohmann::json& args);
+
+} // namespace voxos
