@@ -49,5 +49,6 @@ using needs_auth_atom = caf::atom_constant<caf::atom("needsauth")>;
 using client_atom = caf::atom_constant<caf::atom("client")>;
 using broker_atom = caf::atom_constant<caf::atom("broker")>;
 using knowledge_atom = caf::atom_constant<caf::atom("knowledge")>;
+using history_atom = caf::atom_constant<caf::atom("history")>;
 
 } // namespace voxos

@@ -268,6 +268,19 @@ event_store_actor::behavior_type event_store_behavior(self_pointer self,
         return std::move(*events);
       });
     },
+    [self, note](scan_atom, const std::string& tenant, const std::string& prefix,
+                 const std::string& after_stream, uint64_t after_seq,
+                 uint32_t limit) -> caf::result<std::vector<event_record>> {
+      note();
+      using answer = std::vector<event_record>;
+      tenant_query query{tenant, prefix, after_stream, after_seq, limit};
+      return read_after_appends<answer>(self, [self, query]() -> caf::expected<answer> {
+        auto events = self->state.db->read_tenant(query);
+        if (!events)
+          return to_error(events.error());
+        return std::move(*events);
+      });
+    },
     [self, note](scan_atom, state_atom, const std::string& prefix,
                  uint32_t limit) -> caf::result<std::vector<state_entry>> {
       note();

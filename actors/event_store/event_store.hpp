@@ -47,6 +47,11 @@ using event_store_actor = caf::typed_actor<
   caf::replies_to<read_atom, stream_query>::with<std::vector<event_record>>,
   // Reads the first `limit` events of one tenant across its streams.
   caf::replies_to<scan_atom, std::string, uint32_t>::with<std::vector<event_record>>,
+  // A page of one tenant's events in key order (storage/event_db.hpp,
+  // tenant_query): tenant, stream name prefix, the last event read (stream
+  // and sequence; "" from the first), at most `limit` (capped at 10,000).
+  caf::replies_to<scan_atom, std::string, std::string, std::string, uint64_t,
+                  uint32_t>::with<std::vector<event_record>>,
   // Reads projection entries whose key starts with a prefix (at most `limit`).
   caf::replies_to<scan_atom, state_atom, std::string, uint32_t>::with<std::vector<state_entry>>,
   // Re-reads every event and projection; answers what it checked or corrupt_data.

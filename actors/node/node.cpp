@@ -248,6 +248,7 @@ result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_sec
   services.mcp = cfg.mcp;
   services.run = cfg.run;
   services.tools = cfg.tools;
+  services.index_dir = cfg.data_dir + "/index";
   if (auto sign_in = server_sign_in::make_context(services.urls, cfg.http.public_base_url,
                                                   secrets.oauth_state_secret))
     services.sign_in = std::move(*sign_in);

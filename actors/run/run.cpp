@@ -151,11 +151,23 @@ void record(self_pointer self, std::string stream, std::string type, std::string
             F done) {
   append_request req;
   req.tenant = self->state.setup.tenant_id;
-  req.stream = std::move(stream);
-  req.events.push_back({std::move(type), std::move(data)});
+  req.stream = stream;
+  req.events.push_back({type, data});
   auto timeout = how == wait::awaited ? caf::duration{store_timeout} : caf::duration{caf::infinite};
+  // The run's own records (its rounds, its end) feed the tenant's history
+  // once durable; the audit's do not.
+  std::optional<event_record> history;
+  if (self->state.setup.desk && stream.rfind("run.", 0) == 0)
+    history = event_record{req.tenant, std::move(stream), 0, 0, std::move(type), std::move(data)};
   self->request(self->state.setup.store, timeout, append_atom::value, std::move(req))
-    .then([done](const append_result&) mutable { done(true); },
+    .then([self, done, history = std::move(history)](const append_result& appended) mutable {
+            if (history) {
+              history->seq = appended.first_seq;
+              history->time_us = wall_clock_us();
+              self->send(self->state.setup.desk, history_atom::value, std::move(*history));
+            }
+            done(true);
+          },
           [done](caf::error& err) mutable {
             log::error("run", "recording failed: " + message_of(err));
             done(false);

@@ -657,6 +657,16 @@ void settle_call(round_call& call, tool_round& round, run_memory& memory,
     // (built as text: a result can be megabytes)
     call.status = call_status::tool_error;
     call.reason = "tool_reported_error";
+    // An internal tool's refusal is typed: its code is the activity's reason
+    // (the audit trail says "not_found", "slug_exists", ...).
+    if (call.entry->origin != tool_origin::mcp) {
+      auto result = json::parse(call.output, nullptr, false);
+      if (auto code = result.is_object() ? result.value("structuredContent", json::object())
+                                             .value("error", std::string{})
+                                         : std::string{};
+          !code.empty())
+        call.reason = std::move(code);
+    }
     std::string out = R"({"error":"tool_error","usable_result":false,"message":)";
     append_json_string(out, std::string{no_result}
                               + "the tool reported an error; its result (\"result\") says what "

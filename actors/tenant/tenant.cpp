@@ -212,8 +212,12 @@ tool_desk_data_ptr desk_data(const tenant_state& state) {
   return out;
 }
 
-tool_desk_limits desk_limits(const tools_config& cfg) {
-  tool_desk_limits out;
+tool_desk_options desk_options(const tenant_services& services, const std::string& tenant_id) {
+  const auto& cfg = services.tools;
+  tool_desk_options out;
+  if (!services.index_dir.empty())
+    out.history.index.dir = services.index_dir + "/" + tenant_id + "/history";
+  out.history.max_read_bytes = cfg.history_context_bytes;
   out.knowledge.pending_candidates = cfg.pending_candidates;
   out.knowledge.memories_per_agent = cfg.memories_per_agent;
   out.knowledge.skills = cfg.skills;
@@ -1142,12 +1146,16 @@ void start_run(self_pointer self, run_start start, effective_policy snapshot,
                      {"view", view_json},
                      {"instructions", start.instructions}}
                   .dump();
+  event_record started{st.tenant_id, run_record.stream, 1, 0, run_record.events.front().type,
+                       run_record.events.front().data};
   self->request(st.store, store_timeout, append_atom::value, std::move(run_record))
     .then(
       [self, promise, answer, composed = std::move(composed), run_id = ctx.run_id,
        chat_id = start.chat_id, caller_number = ctx.caller_number,
-       snapshot = std::move(snapshot), view = std::move(view),
-       view_json = std::move(view_json), settled](const append_result&) mutable {
+       snapshot = std::move(snapshot), view = std::move(view), view_json = std::move(view_json),
+       settled, started = std::move(started)](const append_result&) mutable {
+        started.time_us = wall_clock_us();
+        self->send(self->state.desk, history_atom::value, std::move(started));
         remember_run(self, run_id, {snapshot, std::move(view_json)});
         // The run starts once its composition decisions are audited.
         audit(self, "policy.composed", std::move(composed),
@@ -1407,7 +1415,8 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
         self->state.policy.reset();
         self->state.desk =
           spawn_tool_desk(self, self->state.tenant_id, self->state.store,
-                          desk_data(self->state.cfg.state), desk_limits(self->state.services.tools));
+                          desk_data(self->state.cfg.state),
+                          desk_options(self->state.services, self->state.tenant_id));
         // The Exa migration, still to come, respects an Exa record the
         // owner deleted: only the config stream remembers one.
         if (tenant_logic::exa_migration_pending(self->state.cfg))
@@ -1731,9 +1740,15 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
          json{{"run_id", run_id}, {"turn", turn}, {"user", user}, {"assistant", assistant}}
            .dump()});
       auto promise = self->make_response_promise<std::string>();
+      event_record stored{st.tenant_id, req.stream, 0, 0, req.events.front().type,
+                          req.events.front().data};
       self->request(st.store, store_timeout, append_atom::value, std::move(req))
         .then(
-          [self, promise, chat_id, turn, run, assistant](const append_result&) mutable {
+          [self, promise, chat_id, turn, run, assistant,
+           stored = std::move(stored)](const append_result& appended) mutable {
+            stored.seq = appended.first_seq;
+            stored.time_us = wall_clock_us();
+            self->send(self->state.desk, history_atom::value, std::move(stored));
             // The answer's place cards come from the run's memory; the
             // transcript keeps the text only.
             self->request(run, store_timeout, turn_atom::value, assistant)

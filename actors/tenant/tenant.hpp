@@ -52,6 +52,9 @@ struct tenant_services {
   mcp_config mcp;
   run_config run;
   tools_config tools;
+  /// Where tenants keep derived indexes (<dir>/<tenant>/history); empty:
+  /// in memory.
+  std::string index_dir;
 };
 
 using tenant_actor = caf::typed_actor<

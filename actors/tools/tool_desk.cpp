@@ -8,6 +8,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/tools/contacts.hpp"
+#include "actors/tools/docs.hpp"
 #include "actors/tools/time.hpp"
 #include "config/time_zone.hpp"
 #include "config/clock.hpp"
@@ -30,7 +31,8 @@ struct tool_desk_state {
   std::string tenant_id;
   event_store_actor store;
   tool_desk_data_ptr data;
-  tool_desk_limits limits;
+  tool_desk_options limits;
+  std::unique_ptr<history_index> history;
   knowledge::state knowledge;
   plans::state plans;
 };
@@ -70,6 +72,34 @@ void load_stream(self_pointer self, std::string stream, uint64_t from, Done done
       },
       [self, stream](caf::error& err) {
         log::error("tool_desk", "cannot read " + stream + ": " + message_of(err));
+        self->quit(std::move(err));
+      });
+}
+
+/// Indexes the tenant's events under `prefix` ("chat.", "run."), page by
+/// page from after (`stream`, `seq`); then `done`. Other messages wait
+/// meanwhile (await). A history event that does not decode is left out (and
+/// logged); a store that cannot be read ends the desk.
+template <class Done>
+void index_streams(self_pointer self, std::string prefix, std::string stream, uint64_t seq,
+                   Done done) {
+  auto& st = self->state;
+  self
+    ->request(st.store, store_timeout, scan_atom::value, st.tenant_id, prefix, stream, seq,
+              load_page)
+    .await(
+      [self, prefix, done](std::vector<event_record>& events) mutable {
+        for (const auto& ev : events)
+          if (auto indexed = self->state.history->index(ev); !indexed)
+            log::warn("tool_desk", "a history event was left out of the index: "
+                                     + indexed.error().message());
+        if (events.size() == load_page)
+          index_streams(self, prefix, events.back().stream, events.back().seq, done);
+        else
+          done();
+      },
+      [self](caf::error& err) {
+        log::error("tool_desk", "cannot read the history: " + message_of(err));
         self->quit(std::move(err));
       });
 }
@@ -130,6 +160,14 @@ tool_outcome run_tool(tool_desk_state& st, const tool_context& ctx,
     return contacts::search(st.data->contacts, ctx, args);
   if (name == "get_current_time")
     return get_current_time(system_time_zones(), ctx, args);
+  if (name == "search_agent_history")
+    return search_agent_history(*st.history, ctx, args);
+  if (name == "read_agent_history")
+    return read_agent_history(*st.history, ctx, args);
+  if (name == "search_product_docs")
+    return docs::docs_index::node().search(args);
+  if (name == "read_product_doc")
+    return docs::docs_index::node().read(args);
   return tool_outcome::error("not_executable", "this internal tool is not executed by the desk.");
 }
 
@@ -240,14 +278,29 @@ caf::result<std::string> owner_op(self_pointer self, const std::string& op, cons
 
 tool_desk_actor::behavior_type desk_behavior(self_pointer self, std::string tenant_id,
                                              event_store_actor store, tool_desk_data_ptr data,
-                                             tool_desk_limits limits) {
+                                             tool_desk_options limits) {
   auto& st = self->state;
   st.tenant_id = std::move(tenant_id);
   st.store = std::move(store);
   st.data = data ? std::move(data) : std::make_shared<const tool_desk_data>();
   st.limits = limits;
+  auto index = history_index::open(st.tenant_id, limits.history);
+  if (index) {
+    st.history = std::move(*index);
+  } else {
+    // (nothing is served: the desk ends before its first message)
+    log::error("tool_desk", "cannot open the history index: " + index.error().message());
+    self->quit(to_error(index.error()));
+  }
   load_stream(self, std::string{knowledge::stream}, 1, [self] {
-    load_stream(self, std::string{plans::stream}, 1, [] {});
+    load_stream(self, std::string{plans::stream}, 1, [self] {
+      index_streams(self, "chat.", "", 0, [self] {
+        index_streams(self, "run.", "", 0, [self] {
+          if (auto committed = self->state.history->commit(); !committed)
+            log::warn("tool_desk", "the history index was not written: " + committed.message());
+        });
+      });
+    });
   });
   return {
     [self](tool_atom, tool_context& ctx, std::string& integration_id,
@@ -266,6 +319,11 @@ tool_desk_actor::behavior_type desk_behavior(self_pointer self, std::string tena
     [self](contact_atom, tool_desk_data_ptr& data) {
       if (data)
         self->state.data = std::move(data);
+    },
+    [self](history_atom, const event_record& ev) {
+      if (auto indexed = self->state.history->index(ev); !indexed)
+        log::warn("tool_desk", "a history event was left out of the index: "
+                                 + indexed.error().message());
     },
     [self](knowledge_atom, const std::string& op,
            const std::string& body) -> caf::result<std::string> {
@@ -290,7 +348,7 @@ tool_desk_actor::behavior_type desk_behavior(self_pointer self, std::string tena
 
 tool_desk_actor spawn_tool_desk(caf::local_actor* tenant, std::string tenant_id,
                                 event_store_actor store, tool_desk_data_ptr data,
-                                tool_desk_limits limits) {
+                                tool_desk_options limits) {
   return tenant->spawn<caf::linked>(desk_behavior, std::move(tenant_id), std::move(store),
                                     std::move(data), limits);
 }

@@ -5,6 +5,10 @@
 // plans, loaded from their event streams when it starts, and the tenant's
 // history index (rebuilt from events on start, fed as turns are reported).
 //
+// The history index is derived: built afresh from the tenant's chat and run
+// streams when the desk starts (before it serves a call), then fed each such
+// event as it becomes durable.
+//
 // A run's wave sends it each internal call with the run's execution context
 // (tool_context.hpp), already checked against the run's snapshot and
 // validated against the tool's registry schema. The desk runs the tool's
@@ -30,6 +34,7 @@
 
 #include "actors/event_store/event_store.hpp"
 #include "actors/tenant/tenant_model.hpp"
+#include "actors/tools/history.hpp"
 #include "actors/tools/knowledge.hpp"
 #include "actors/tools/plans.hpp"
 #include "actors/tools/tool_context.hpp"
@@ -45,9 +50,12 @@ struct tool_desk_data {
 };
 using tool_desk_data_ptr = std::shared_ptr<const tool_desk_data>;
 
-struct tool_desk_limits {
+struct tool_desk_options {
   knowledge::limits knowledge;
   plans::limits plans;
+  /// The tenant's history index: its directory (in memory when empty) and
+  /// bounds (history.hpp).
+  history_options history;
 };
 
 using tool_desk_actor = caf::typed_actor<
@@ -57,6 +65,9 @@ using tool_desk_actor = caf::typed_actor<
   caf::replies_to<tool_atom, tool_context, std::string, std::string>::with<std::string>,
   // The tenant's contacts and phones changed.
   caf::reacts_to<contact_atom, tool_desk_data_ptr>,
+  // An event just made durable that the history indexes (a chat turn, a
+  // run's start or end, a tool round); others are passed over.
+  caf::reacts_to<history_atom, event_record>,
   // The owner's side and the node's own MCP servers: an operation and its
   // JSON body; answers JSON (see tool_desk.cpp, `owner_ops`).
   caf::replies_to<knowledge_atom, std::string, std::string>::with<std::string>,
@@ -65,7 +76,7 @@ using tool_desk_actor = caf::typed_actor<
 
 tool_desk_actor spawn_tool_desk(caf::local_actor* tenant, std::string tenant_id,
                                 event_store_actor store, tool_desk_data_ptr data,
-                                tool_desk_limits limits);
+                                tool_desk_options options);
 
 } // namespace voxos
 

@@ -55,6 +55,10 @@ gated_store(event_store_actor::stateful_pointer<gated_store_state> self) {
     [](scan_atom, std::string&, uint32_t) -> caf::result<std::vector<event_record>> {
       return make_error(errc::unavailable, "not read in this test");
     },
+    [](scan_atom, std::string&, std::string&, std::string&, uint64_t,
+       uint32_t) -> caf::result<std::vector<event_record>> {
+      return make_error(errc::unavailable, "not read in this test");
+    },
     [](scan_atom, state_atom, std::string&, uint32_t) -> caf::result<std::vector<state_entry>> {
       return make_error(errc::unavailable, "not read in this test");
     },
