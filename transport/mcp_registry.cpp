@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "transport/ascii.hpp"
+#include "transport/http_client.hpp"
 #include "transport/mcp_pagination.hpp"
 
 namespace voxos {
@@ -137,11 +138,6 @@ nlohmann::json listed_prompt(const mcp_prompt& prompt) {
 
 namespace {
 
-bool is_token_char(char ch) {
-  return std::isalnum(static_cast<unsigned char>(ch)) != 0
-         || std::string_view{"!#$%&'*+-.^_`|~"}.find(ch) != std::string_view::npos;
-}
-
 /// Collects the annotations under `node`; `reachable` while the chain from
 /// the root is `properties` keys only.
 status collect_headers(const nlohmann::json& node, bool reachable, std::vector<std::string>& path,
@@ -158,9 +154,7 @@ status collect_headers(const nlohmann::json& node, bool reachable, std::vector<s
     if (!reachable || path.empty())
       return refuse("x-mcp-header is allowed only on properties reached from the root by "
                     "'properties' alone");
-    if (!found->is_string() || found->get_ref<const std::string&>().empty()
-        || !std::all_of(found->get_ref<const std::string&>().begin(),
-                        found->get_ref<const std::string&>().end(), is_token_char))
+    if (!found->is_string() || !is_http_token(found->get_ref<const std::string&>()))
       return refuse("x-mcp-header must be a non-empty HTTP token");
     auto type = node.contains("type") && node["type"].is_string() ? node["type"].get<std::string>()
                                                                   : std::string{};

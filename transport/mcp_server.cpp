@@ -22,11 +22,6 @@ namespace voxos {
 namespace {
 
 constexpr std::string_view log_component = "mcp_server";
-constexpr std::string_view meta_capabilities = "io.modelcontextprotocol/clientCapabilities";
-constexpr std::string_view meta_client_info = "io.modelcontextprotocol/clientInfo";
-constexpr std::string_view meta_log_level = "io.modelcontextprotocol/logLevel";
-constexpr std::string_view meta_server_info = "io.modelcontextprotocol/serverInfo";
-constexpr std::string_view meta_subscription = "io.modelcontextprotocol/subscriptionId";
 // 2025-11-25: a session request without a session, and an unknown session.
 constexpr int64_t code_no_session = -32000;
 constexpr int64_t code_unknown_session = -32001;
@@ -158,8 +153,8 @@ bool is_object_or_absent(const nlohmann::json& params, const char* member) {
 struct mcp_request_info {
   mcp_wire wire = mcp_wire::stateless;
   std::string version;
-  const mcp_caller* caller = nullptr;
-  std::shared_ptr<mcp_session> session; ///< session wire only
+  std::shared_ptr<const mcp_caller> caller; ///< kept: a streamed call outlives its route
+  std::shared_ptr<mcp_session> session;     ///< session wire only
   nlohmann::json capabilities = nlohmann::json::object();
   nlohmann::json client_info;
   nlohmann::json progress_token;
@@ -189,7 +184,7 @@ struct mcp_call_run {
   static mcp_call_context context(const mcp_request_info& info, const mcp_call_channel& channel,
                                   std::shared_ptr<std::atomic<bool>> cancelled) {
     mcp_call_context ctx;
-    ctx.caller_ = info.caller;
+    ctx.caller_ = info.caller.get();
     ctx.protocol_version_ = info.version;
     ctx.client_capabilities_ = &info.capabilities;
     ctx.client_info_ = &info.client_info;
@@ -443,6 +438,7 @@ void answer_call(const std::shared_ptr<mcp_server_state>& state_ptr, mcp_request
   }
   res.status = 200;
   set_stream_headers(res);
+  info.http = nullptr; // the request is gone by the time the stream is written
   auto shared = std::make_shared<std::tuple<mcp_request_info, mcp_call_spec, jsonrpc_id,
                                             nlohmann::json, std::optional<nlohmann::json>>>(
     std::move(info), std::move(spec), std::move(id), std::move(input_responses),
@@ -558,7 +554,7 @@ std::optional<plain_answer> plain_method(mcp_server_state& state, const mcp_requ
                              {"capabilities", state.registry.capabilities(state.options.logging)}};
     if (!state.options.instructions.empty())
       result["instructions"] = state.options.instructions;
-    result["_meta"] = {{std::string{meta_server_info}, server_info(state.options)}};
+    result["_meta"] = {{std::string{mcp_meta::server_info}, server_info(state.options)}};
     stamp(result, info, state.options.discover_cache);
     return plain_answer{std::move(result)};
   }
@@ -855,7 +851,8 @@ std::optional<refused_call> read_retry(mcp_server_state& state, const mcp_reques
 bool pump_stream(mcp_server_state& state, httplib::DataSink& sink, mcp_stream& stream,
                  const std::string& first, const std::string& last) {
   auto write = [&sink](std::string_view text) { return sink.write(text.data(), text.size()); };
-  if (!first.empty() && !write(sse_event_text(first)))
+  // The first event, or a comment: either way the client sees the stream live at once.
+  if (!write(first.empty() ? std::string{sse_keepalive_text} : sse_event_text(first)))
     return false;
   auto idle_since = std::chrono::steady_clock::now();
   while (!state.stopping && !stream.closed()) {
@@ -920,7 +917,7 @@ void listen(const std::shared_ptr<mcp_server_state>& state_ptr, const mcp_reques
     std::lock_guard lock{state.streams_mutex};
     state.listeners.push_back(listener);
   }
-  nlohmann::json meta = {{std::string{meta_subscription}, listener->subscription_id}};
+  nlohmann::json meta = {{std::string{mcp_meta::subscription_id}, listener->subscription_id}};
   auto first = notification_text("notifications/subscriptions/acknowledged",
                                  {{"_meta", meta}, {"notifications", honored}});
   auto last = response_text(id, {{"resultType", "complete"}, {"_meta", meta}});
@@ -1104,7 +1101,8 @@ std::optional<incoming> read_body(const mcp_server_state& state, const httplib::
 
 /// The session wire's POST after the body was read.
 void post_session(const std::shared_ptr<mcp_server_state>& state_ptr, const httplib::Request& req,
-                  httplib::Response& res, const mcp_caller& caller, incoming in) {
+                  httplib::Response& res, const std::shared_ptr<const mcp_caller>& caller,
+                  incoming in) {
   auto& state = *state_ptr;
   auto version_header = header_of(req, "MCP-Protocol-Version");
   if (version_header && !mcp_is_session_version(*version_header)) {
@@ -1134,7 +1132,7 @@ void post_session(const std::shared_ptr<mcp_server_state>& state_ptr, const http
     auto version =
       mcp_is_session_version(requested) ? requested : std::string{mcp_session_revision};
     auto session = state.sessions.open(
-      caller.principal, version,
+      caller->principal, version,
       params.contains("capabilities") ? params["capabilities"] : nlohmann::json::object(),
       params.contains("clientInfo") ? params["clientInfo"] : nlohmann::json{});
     if (!session) {
@@ -1157,7 +1155,7 @@ void post_session(const std::shared_ptr<mcp_server_state>& state_ptr, const http
                  "MCP-Protocol-Version 2026-07-28 with _meta)");
     return;
   }
-  auto session = state.sessions.find(*session_id, caller.principal);
+  auto session = state.sessions.find(*session_id, caller->principal);
   if (!session) {
     answer_error(res, 404, in.id, code_unknown_session, "Session not found");
     return;
@@ -1201,7 +1199,7 @@ void post_session(const std::shared_ptr<mcp_server_state>& state_ptr, const http
   mcp_request_info info;
   info.wire = mcp_wire::session;
   info.version = session->version();
-  info.caller = &caller;
+  info.caller = caller;
   info.session = session;
   info.capabilities = session->capabilities();
   info.client_info = session->client_info();
@@ -1214,7 +1212,8 @@ void post_session(const std::shared_ptr<mcp_server_state>& state_ptr, const http
 
 /// The stateless wire's POST after the body was read.
 void post_stateless(const std::shared_ptr<mcp_server_state>& state_ptr, const httplib::Request& req,
-                    httplib::Response& res, const mcp_caller& caller, incoming in) {
+                    httplib::Response& res, const std::shared_ptr<const mcp_caller>& caller,
+                    incoming in) {
   auto* request = std::get_if<jsonrpc_request>(&in.message);
   if (!request) {
     if (std::holds_alternative<jsonrpc_notification>(in.message)) {
@@ -1235,14 +1234,14 @@ void post_stateless(const std::shared_ptr<mcp_server_state>& state_ptr, const ht
   mcp_request_info info;
   info.wire = mcp_wire::stateless;
   info.version = *headers.protocol_version;
-  info.caller = &caller;
-  info.capabilities = meta[std::string{meta_capabilities}];
-  if (meta.contains(meta_client_info))
-    info.client_info = meta[std::string{meta_client_info}];
+  info.caller = caller;
+  info.capabilities = meta[std::string{mcp_meta::client_capabilities}];
+  if (meta.contains(mcp_meta::client_info))
+    info.client_info = meta[std::string{mcp_meta::client_info}];
   if (meta.contains("progressToken"))
     info.progress_token = meta["progressToken"];
-  if (meta.contains(meta_log_level))
-    info.log_level = mcp_log_level_index(meta[std::string{meta_log_level}].get<std::string>());
+  if (meta.contains(mcp_meta::log_level))
+    info.log_level = mcp_log_level_index(meta[std::string{mcp_meta::log_level}].get<std::string>());
   info.accepts_stream = mcp_accepts(req.get_header_value("Accept"), "text/event-stream");
   info.http = &req;
   dispatch(state_ptr, std::move(info), *in.id, in.method, in.params, res);
@@ -1268,7 +1267,7 @@ bool admitted(const mcp_server_state& state, const httplib::Request& req, httpli
 }
 
 void handle_request(const std::shared_ptr<mcp_server_state>& state_ptr, const httplib::Request& req,
-                    httplib::Response& res, const mcp_caller& caller) {
+                    httplib::Response& res, std::shared_ptr<const mcp_caller> caller) {
   auto& state = *state_ptr;
   if (!admitted(state, req, res))
     return;
@@ -1289,7 +1288,7 @@ void handle_request(const std::shared_ptr<mcp_server_state>& state_ptr, const ht
       return;
     }
     if (req.method == "DELETE") {
-      if (state.sessions.end(*session_id, caller.principal))
+      if (state.sessions.end(*session_id, caller->principal))
         res.status = 200;
       else
         answer_error(res, 404, std::nullopt, code_unknown_session, "Session not found");
@@ -1300,7 +1299,7 @@ void handle_request(const std::shared_ptr<mcp_server_state>& state_ptr, const ht
                    "Not Acceptable: the stream is text/event-stream");
       return;
     }
-    auto session = state.sessions.find(*session_id, caller.principal);
+    auto session = state.sessions.find(*session_id, caller->principal);
     if (!session) {
       answer_error(res, 404, std::nullopt, code_unknown_session, "Session not found");
       return;
@@ -1353,7 +1352,7 @@ void fan_out(mcp_server_state& state, std::string_view method, const nlohmann::j
     if (!wants(listener->filter))
       continue;
     auto tagged = params.is_null() ? nlohmann::json::object() : params;
-    tagged["_meta"][std::string{meta_subscription}] = listener->subscription_id;
+    tagged["_meta"][std::string{mcp_meta::subscription_id}] = listener->subscription_id;
     listener->stream->push(notification_text(method, tagged));
   }
 }
@@ -1465,7 +1464,7 @@ void mcp_server::mount(httplib::Server& routes, const std::string& path,
       return;
     std::optional<mcp_caller> caller = authenticate ? authenticate(req, res) : mcp_caller{};
     if (caller)
-      handle_request(state, req, res, *caller);
+      handle_request(state, req, res, std::make_shared<const mcp_caller>(std::move(*caller)));
   };
   routes.Post(path, serve);
   routes.Get(path, serve);
@@ -1475,7 +1474,7 @@ void mcp_server::mount(httplib::Server& routes, const std::string& path,
 }
 
 void mcp_server::handle(const httplib::Request& req, httplib::Response& res, mcp_caller caller) {
-  handle_request(state_, req, res, caller);
+  handle_request(state_, req, res, std::make_shared<const mcp_caller>(std::move(caller)));
 }
 
 void mcp_server::stop() {

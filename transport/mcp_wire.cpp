@@ -11,9 +11,6 @@ namespace voxos {
 
 namespace {
 
-constexpr std::string_view meta_version = "io.modelcontextprotocol/protocolVersion";
-constexpr std::string_view meta_capabilities = "io.modelcontextprotocol/clientCapabilities";
-constexpr std::string_view meta_log_level = "io.modelcontextprotocol/logLevel";
 constexpr std::string_view base64_open = "=?base64?";
 constexpr std::string_view base64_close = "?=";
 
@@ -93,7 +90,7 @@ mcp_wire mcp_wire_of(const std::optional<std::string>& version_header, bool has_
   if (has_session_id || method == "initialize")
     return mcp_wire::session;
   bool modern_meta = params.is_object() && params.contains("_meta") && params["_meta"].is_object()
-                     && params["_meta"].contains(meta_version);
+                     && params["_meta"].contains(mcp_meta::protocol_version);
   return modern_meta ? mcp_wire::stateless : mcp_wire::session;
 }
 
@@ -120,19 +117,22 @@ std::optional<mcp_refusal> mcp_check_stateless(const mcp_request_headers& header
   if (!params.is_object() || !params.contains("_meta") || !params["_meta"].is_object())
     return bad_meta("params._meta is required");
   const auto& meta = params["_meta"];
-  if (!meta.contains(meta_version) || !meta[std::string{meta_version}].is_string())
+  if (!meta.contains(mcp_meta::protocol_version)
+      || !meta[std::string{mcp_meta::protocol_version}].is_string())
     return bad_meta("_meta lacks io.modelcontextprotocol/protocolVersion");
-  if (!meta.contains(meta_capabilities) || !meta[std::string{meta_capabilities}].is_object())
+  if (!meta.contains(mcp_meta::client_capabilities)
+      || !meta[std::string{mcp_meta::client_capabilities}].is_object())
     return bad_meta("_meta lacks io.modelcontextprotocol/clientCapabilities");
-  const auto& requested = meta[std::string{meta_version}].get_ref<const std::string&>();
+  const auto& requested =
+    meta[std::string{mcp_meta::protocol_version}].get_ref<const std::string&>();
   if (requested != *headers.protocol_version)
     return mismatch("MCP-Protocol-Version header does not match _meta's protocolVersion");
   const auto& supported = mcp_stateless_versions();
   if (std::find(supported.begin(), supported.end(), requested) == supported.end())
     return mcp_refusal{400, mcp_code::unsupported_protocol_version, "Unsupported protocol version",
                        nlohmann::json{{"supported", supported}, {"requested", requested}}};
-  if (meta.contains(meta_log_level)) {
-    const auto& level = meta[std::string{meta_log_level}];
+  if (meta.contains(mcp_meta::log_level)) {
+    const auto& level = meta[std::string{mcp_meta::log_level}];
     if (!level.is_string() || !mcp_log_level_index(level.get_ref<const std::string&>()))
       return bad_meta("_meta's io.modelcontextprotocol/logLevel is not a log level");
   }

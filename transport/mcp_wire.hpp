@@ -14,6 +14,17 @@
 
 namespace voxos {
 
+/// The `_meta` keys of 2026-07-28 requests and results.
+namespace mcp_meta {
+inline constexpr std::string_view protocol_version = "io.modelcontextprotocol/protocolVersion";
+inline constexpr std::string_view client_capabilities =
+  "io.modelcontextprotocol/clientCapabilities";
+inline constexpr std::string_view client_info = "io.modelcontextprotocol/clientInfo";
+inline constexpr std::string_view log_level = "io.modelcontextprotocol/logLevel";
+inline constexpr std::string_view server_info = "io.modelcontextprotocol/serverInfo";
+inline constexpr std::string_view subscription_id = "io.modelcontextprotocol/subscriptionId";
+} // namespace mcp_meta
+
 /// The versions a 2025-11-25 session may negotiate, newest first.
 const std::vector<std::string>& mcp_session_versions();
 bool mcp_is_session_version(std::string_view version);
