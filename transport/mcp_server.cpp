@@ -48,7 +48,8 @@ struct mcp_listener {
 
 struct mcp_server_state {
   explicit mcp_server_state(mcp_server_options opts)
-      : options(std::move(opts)), sessions(options.max_sessions, options.session_idle),
+      : options(std::move(opts)),
+        sessions(options.max_sessions, options.max_sessions_per_principal, options.session_idle),
         sealer(options.request_state_key, options.request_state_ttl) {}
 
   mcp_server_options options;
@@ -202,7 +203,8 @@ struct mcp_call_run {
     auto write = channel.write;
     auto emit_mutex = std::make_shared<std::mutex>();
     ctx.emit_ = [write, emit_mutex](std::string message) {
-      if (!write)
+      // Empty: a notification that could not be written (not UTF-8).
+      if (!write || message.empty())
         return;
       std::lock_guard lock{*emit_mutex};
       write(message);
@@ -392,7 +394,12 @@ std::string run_call(mcp_server_state& state, const mcp_request_info& info,
     }
     if (round + 1 >= state.options.max_input_rounds)
       return error_text(id, mcp_code::internal_error, "the call asked for input too many times");
+    // A call waiting for input holds its worker as a stream does: bounded alike.
+    if (!state.acquire_stream())
+      return error_text(id, mcp_code::internal_error,
+                        "too many calls are waiting for input; try again later");
     auto played = play_input_round(state, info, input, channel);
+    state.release_stream();
     if (auto* error = std::get_if<mcp_error>(&played))
       return error_text(id, error->code, error->message, error->data);
     mcp_call_run::set_input(ctx, std::move(std::get<nlohmann::json>(played)),
@@ -1340,6 +1347,8 @@ void fan_out(mcp_server_state& state, std::string_view method, const nlohmann::j
              const std::function<bool(const mcp_listen_filter&)>& wants,
              const std::function<bool(const mcp_session&)>& session_wants) {
   auto plain = notification_text(method, params);
+  if (plain.empty())
+    return; // params not writable (not UTF-8): nothing to send
   for (const auto& session : state.sessions.live())
     if (session_wants(*session))
       session->notify(plain);

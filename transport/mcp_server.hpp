@@ -52,8 +52,9 @@
 // the HTTP worker that carries the request, synchronously, without any lock
 // of the server held (a handler may register tools or notify). Each open
 // stream (a GET stream, a subscriptions/listen stream, a call waiting for
-// input at 2025-11-25) holds one HTTP worker: `max_streams` bounds the first
-// two (503 past it) and must stay below the HTTP server's thread count.
+// input at 2025-11-25) holds one HTTP worker: `max_streams` bounds them all
+// (a stream past it is 503, a call fails) and must stay below the HTTP
+// server's thread count, so that the requests answering them find a worker.
 // stop() ends every stream and wait; call it before the HTTP server stops.
 #pragma once
 
@@ -317,8 +318,11 @@ struct mcp_server_options {
   mcp_cache_hint read_cache{};     ///< resources/read: 0 ms, private
   mcp_cache_hint discover_cache{}; ///< server/discover: 0 ms, private
   std::size_t max_sessions = 1024; ///< 2025-11-25 sessions at once; initialize past it: 503
+  std::size_t max_sessions_per_principal = 32; ///< of one caller; past it 503 too
   std::chrono::milliseconds session_idle = std::chrono::minutes(30); ///< then the session ends
-  std::size_t max_streams = 4;      ///< open GET and subscriptions/listen streams; past it 503
+  /// Open GET and subscriptions/listen streams, and 2025-11-25 calls waiting
+  /// for input: each holds an HTTP worker. Past it: 503, or the call fails.
+  std::size_t max_streams = 4;
   std::size_t stream_backlog = 256; ///< notifications queued for one stream; past it it closes
   std::chrono::milliseconds keepalive = std::chrono::seconds(15); ///< SSE comment on an idle stream
   std::chrono::milliseconds input_timeout =

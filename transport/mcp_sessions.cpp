@@ -124,6 +124,12 @@ result<std::shared_ptr<mcp_session>> mcp_session_table::open(std::string princip
   sweep(now);
   if (sessions_.size() >= max_sessions_)
     return status::error(errc::unavailable, "too many sessions; try again later");
+  auto own = std::count_if(sessions_.begin(), sessions_.end(), [&](const auto& entry) {
+    return entry.second.session->principal() == principal;
+  });
+  if (static_cast<std::size_t>(own) >= max_per_principal_)
+    return status::error(errc::unavailable,
+                         "too many sessions of this caller; end one (DELETE) or try later");
   auto id = auth::random_base64url(session_id_bytes);
   auto session = std::make_shared<mcp_session>(id, std::move(principal), std::move(version),
                                                std::move(capabilities), std::move(client_info));

@@ -104,11 +104,13 @@ private:
 /// The live sessions, by id.
 class mcp_session_table {
 public:
-  mcp_session_table(std::size_t max_sessions, std::chrono::milliseconds idle)
-      : max_sessions_(max_sessions), idle_(idle) {}
+  mcp_session_table(std::size_t max_sessions, std::size_t max_per_principal,
+                    std::chrono::milliseconds idle)
+      : max_sessions_(max_sessions), max_per_principal_(max_per_principal), idle_(idle) {}
 
   /// A new session with a fresh id (128 random bits, base64url: visible
-  /// ASCII). Errors: unavailable when max_sessions are live.
+  /// ASCII). Errors: unavailable when max_sessions are live, or
+  /// max_per_principal of this principal's.
   result<std::shared_ptr<mcp_session>> open(std::string principal, std::string version,
                                             nlohmann::json capabilities,
                                             nlohmann::json client_info);
@@ -132,6 +134,7 @@ private:
   mutable std::mutex mutex_;
   std::map<std::string, slot, std::less<>> sessions_;
   std::size_t max_sessions_;
+  std::size_t max_per_principal_;
   std::chrono::milliseconds idle_;
 };
 

@@ -310,3 +310,42 @@ TEST_CASE("notifications/cancelled reaches the call it names") {
   CHECK(noticed.get());
   call.join();
 }
+
+TEST_CASE("one caller's sessions are bounded, and the bound leaves other callers room") {
+  mcp_server_options options;
+  options.max_sessions_per_principal = 2;
+  mcp_served served{options};
+  served.start();
+  auto initialize = [&](const std::string& principal) {
+    return mcp_send(
+      served.port, "POST",
+      rpc(1, "initialize", {{"protocolVersion", "2025-11-25"}, {"capabilities", json::object()}}),
+      accepting_both({{"X-Test-Principal", principal}}));
+  };
+  CHECK(initialize("alice").status == 200);
+  auto kept = initialize("alice");
+  CHECK(kept.status == 200);
+  auto refused = initialize("alice");
+  CHECK(refused.status == 503);
+  CHECK(refused.json()["error"]["message"]
+        == "too many sessions of this caller; end one (DELETE) or try later");
+  CHECK(initialize("bob").status == 200);
+  CHECK(mcp_send(served.port, "DELETE", "",
+                 in_session(kept.header("mcp-session-id"), {{"X-Test-Principal", "alice"}}))
+          .status
+        == 200);
+  CHECK(initialize("alice").status == 200);
+}
+
+TEST_CASE(
+  "a call that would wait for input past max_streams fails at once instead of holding a worker") {
+  mcp_server_options options;
+  options.max_streams = 0;
+  mcp_served served{options};
+  REQUIRE(served.server.add_tool(poet()).is_ok());
+  served.start();
+  auto session = open_session(served.port, {{"sampling", json::object()}});
+  auto events = in_session_call(served.port, session, "tools/call", {{"name", "poet"}}).events();
+  REQUIRE(events.size() == 1); // no input request went out
+  CHECK(events[0]["error"]["message"] == "too many calls are waiting for input; try again later");
+}
