@@ -437,6 +437,7 @@ void answer_call(const std::shared_ptr<mcp_server_state>& state_ptr, mcp_request
 
   if (!info.accepts_stream) {
     mcp_call_channel channel;
+    channel.gone = [state_ptr] { return state_ptr->stopping.load(); };
     auto ctx = mcp_call_run::context(info, channel, cancelled);
     mcp_call_run::set_input(ctx, std::move(input_responses), std::move(request_state));
     answer(res, 200, run_call(state, info, spec, id, ctx, channel));

@@ -168,7 +168,9 @@ public:
   /// lets it through (2026-07-28: only at or above the request's `logLevel`,
   /// none without; 2025-11-25: the session's level, all before any is set).
   void log(mcp_log_level level, const nlohmann::json& data, std::string_view logger = {});
-  /// True once the client went away (closed the call's stream) or cancelled.
+  /// True once the client closed the call's stream (2026-07-28: that is the
+  /// cancellation; either wire: it left), sent notifications/cancelled for
+  /// it (2025-11-25), or the server is stopping. A long handler should look.
   bool cancelled() const;
 
 private:
