@@ -10,8 +10,6 @@ namespace voxos {
 namespace {
 
 constexpr std::size_t session_id_bytes = 16;
-// How often a wait looks whether its client is still there.
-constexpr std::chrono::milliseconds liveness_slice{250};
 
 } // namespace
 
@@ -231,7 +229,7 @@ mcp_pending_inputs::await(const std::vector<std::string>& ids, std::chrono::mill
     });
   };
   while (!stopped_ && !all_arrived() && std::chrono::steady_clock::now() < deadline) {
-    arrived_.wait_for(lock, liveness_slice);
+    arrived_.wait_for(lock, mcp_liveness_slice);
     if (gone) {
       // Not under the lock: looking at the client's socket may take a while.
       lock.unlock();

@@ -26,6 +26,10 @@
 
 namespace voxos {
 
+/// How often a wait on behalf of a client (an open stream, a call waiting
+/// for input) looks whether the client is still there.
+inline constexpr std::chrono::milliseconds mcp_liveness_slice{250};
+
 /// The messages waiting for one open stream, each a JSON-RPC text. Bounded:
 /// a push past `backlog` closes the stream instead (the client reconnects
 /// and re-reads what changed), so a slow reader cannot grow the server.
