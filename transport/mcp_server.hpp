@@ -24,8 +24,9 @@
 //     `server/discover` describes the server; `subscriptions/listen` opens a
 //     stream of the change notifications the client asked for. Results carry
 //     `resultType`, and the cacheable ones `ttlMs` and `cacheScope`.
-//   A request carrying `_meta` or a 2026-07-28 header is served statelessly;
-//   `initialize` or a session id selects the session wire.
+//   A request carrying a `_meta` protocol version, or a version header that
+//   is not a session one, is served statelessly; `initialize`, a session id
+//   or a session version header selects the session wire.
 //
 // Either wire: a request whose handler may stream (tools/call, prompts/get,
 // resources/read, completion/complete, extension methods) is answered as an
@@ -56,6 +57,9 @@
 // (a stream past it is 503, a call fails) and must stay below the HTTP
 // server's thread count, so that the requests answering them find a worker.
 // stop() ends every stream and wait; call it before the HTTP server stops.
+//
+// Not here: resumable streams (no event ids, no replay after Last-Event-ID;
+// the 2025-11-25 MAY), the tasks extension, CORS headers for browsers.
 #pragma once
 
 #include <any>
