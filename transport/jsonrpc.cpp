@@ -503,10 +503,19 @@ result<std::string> make_jsonrpc_response(const jsonrpc_id& id,
 
 result<std::string> make_jsonrpc_error_response(const std::optional<jsonrpc_id>& id, int64_t code,
                                                 std::string_view message) {
+  return make_jsonrpc_error_response(id, code, message, nullptr);
+}
+
+result<std::string> make_jsonrpc_error_response(const std::optional<jsonrpc_id>& id, int64_t code,
+                                                std::string_view message,
+                                                const nlohmann::json& data) {
   return build([&](std::string& text) {
     text += ",\"id\":" + (id ? dump_id(*id) : std::string{"null"});
     text += ",\"error\":{\"code\":" + std::to_string(code);
-    text += ",\"message\":" + dump(nlohmann::json(message)) + '}';
+    text += ",\"message\":" + dump(nlohmann::json(message));
+    if (!data.is_null())
+      text += ",\"data\":" + dump(data);
+    text += '}';
   });
 }
 

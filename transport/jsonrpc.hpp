@@ -1,8 +1,9 @@
-// JSON-RPC 2.0 messages as an MCP client meets them: classifying and reading
-// one message received from a server (simdjson, on the hot path), and
-// writing the client's own messages as compact text (nlohmann). One message
-// per text: MCP 2025-06-18 and later have no batches. CAF-free, stateless,
-// safe to call from any thread.
+// JSON-RPC 2.0 messages as MCP meets them: classifying and reading one
+// message received from the other side (simdjson, on the hot path; the MCP
+// client reads servers' messages with it, the MCP server clients'), and
+// writing messages as compact text (nlohmann). One message per text: MCP
+// 2025-06-18 and later have no batches. CAF-free, stateless, safe to call
+// from any thread.
 #pragma once
 
 #include <cstdint>
@@ -93,5 +94,9 @@ result<std::string> make_jsonrpc_response(const jsonrpc_id& id, const nlohmann::
 /// Without an id, "id" is written as null (the request's id was unreadable).
 result<std::string> make_jsonrpc_error_response(const std::optional<jsonrpc_id>& id, int64_t code,
                                                 std::string_view message);
+/// The same with "error.data" (any JSON value; null writes no data member).
+result<std::string> make_jsonrpc_error_response(const std::optional<jsonrpc_id>& id, int64_t code,
+                                                std::string_view message,
+                                                const nlohmann::json& data);
 
 } // namespace voxos

@@ -324,4 +324,24 @@ bool sse_parser::append_data(std::string_view bytes) {
   return true;
 }
 
+std::string sse_event_text(std::string_view data, std::string_view event) {
+  std::string text;
+  text.reserve(data.size() + event.size() + 16);
+  text += "event: ";
+  text += event;
+  text += "\ndata: ";
+  for (std::size_t pos = 0; pos < data.size(); ++pos) {
+    char ch = data[pos];
+    if (ch == '\r' || ch == '\n') {
+      if (ch == '\r' && pos + 1 < data.size() && data[pos + 1] == '\n')
+        ++pos;
+      text += "\ndata: ";
+    } else {
+      text += ch;
+    }
+  }
+  text += "\n\n";
+  return text;
+}
+
 } // namespace voxos

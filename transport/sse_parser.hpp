@@ -67,6 +67,14 @@ struct sse_limits {
   std::size_t max_event_bytes = std::size_t{8} << 20;
 };
 
+/// One event as a server writes it: `event: <event>`, then each line of
+/// `data` as a `data:` line (a CR, LF or CRLF in `data` starts a new one),
+/// then the blank line that dispatches it.
+std::string sse_event_text(std::string_view data, std::string_view event = "message");
+
+/// A comment line and blank line: a keepalive no client dispatches.
+inline constexpr std::string_view sse_keepalive_text = ":\n\n";
+
 class sse_parser {
 public:
   /// Receives each dispatched event. Called from inside feed(); it must not

@@ -1,19 +1,11 @@
-// Judges the checks a conformance run wrote (`-o DIR`), scenario by scenario,
-// more strictly than the runner's `--requirements` exit code, which fails
-// only on a FAILURE in a scored scenario:
-//   - a scenario fails on any FAILURE or WARNING check (a missed "SHOULD" is
-//     a WARNING);
-//   - a scenario passes only if every check id `required` names for it is
-//     SUCCESS: the suite passes a scenario whose steps never ran (an idle
-//     client "passes" several), so a pass alone proves nothing;
-//   - every scenario that ran must be named in `required` (a new scenario in
-//     an upgraded suite is looked at, not waved through);
-//   - the expected-failures list is a ratchet: a listed scenario that passes
-//     fails the test (remove it), an unlisted one that fails fails it too.
+// Judges the checks a client conformance run wrote (`-o DIR`) by
+// judge_checks.mjs: every scenario's success checks below by id, any
+// FAILURE or WARNING a failure, the expected-failures ratchet under
+// `client:` (an idle client "passes" several scenarios, so a pass alone
+// proves nothing).
 // Check ids (or names, where several checks share an id): tests/peers/CONFORMANCE.md, "Authorization scenarios".
 //   node judge_client_checks.mjs OUTPUT_DIR REVISION EXPECTED_FAILURES_YML
-import { readFileSync, readdirSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
+import { judge } from "./judge_checks.mjs";
 
 const [outDir, revision, expectedFile] = process.argv.slice(2);
 
@@ -125,56 +117,4 @@ const required = {
   ],
 };
 
-// The expected failures: "client:" then "  - name" lines.
-const expected = new Set();
-let inClient = false;
-for (const line of readFileSync(expectedFile, "utf8").split("\n")) {
-  if (/^client:/.test(line)) inClient = true;
-  else if (/^\S/.test(line)) inClient = false;
-  const item = inClient && line.match(/^\s*-\s*([^\s#]+)/);
-  if (item) expected.add(item[1]);
-}
-
-// Every checks.json under outDir: its scenario is its folder's path without
-// the run's time suffix.
-const found = [];
-const walk = (dir) => {
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) walk(path);
-    else if (name === "checks.json")
-      found.push({
-        scenario: relative(outDir, dir).replace(/-\d{4}-\d\d-\d\dT[\d-]+Z$/, ""),
-        checks: JSON.parse(readFileSync(path, "utf8")),
-      });
-  }
-};
-walk(outDir);
-
-let bad = 0;
-const complain = (text) => {
-  console.error(`conformance ${revision}: ${text}`);
-  bad += 1;
-};
-if (found.length === 0) complain("no scenario wrote checks");
-const ran = new Set();
-for (const { scenario, checks } of found) {
-  ran.add(scenario);
-  if (!(scenario in required)) {
-    complain(`${scenario}: ran, but this test does not know its checks`);
-    continue;
-  }
-  const problems = checks
-    .filter((c) => c.status === "FAILURE" || c.status === "WARNING")
-    .map((c) => `${c.id} ${c.status}`);
-  for (const id of required[scenario])
-    if (!checks.some((c) => (c.id === id || c.name === id) && c.status === "SUCCESS")) problems.push(`${id} not SUCCESS`);
-  const failed = problems.length > 0;
-  if (failed && !expected.has(scenario)) complain(`${scenario}: ${problems.join(", ")}`);
-  else if (!failed && expected.has(scenario))
-    complain(`${scenario}: passes but is listed in ${expectedFile}: remove it`);
-  else console.log(`conformance ${revision}: ${scenario}: ${failed ? "fails, as listed" : "passes"}`);
-}
-for (const scenario of expected)
-  if (!ran.has(scenario)) complain(`${scenario}: listed in ${expectedFile} but did not run`);
-process.exit(bad === 0 ? 0 : 1);
+judge({ outDir, revision, expectedFile, mode: "client", required });
