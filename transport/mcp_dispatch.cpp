@@ -89,6 +89,15 @@ std::optional<plain_answer> plain_method(mcp_server_state& state, const mcp_requ
     if (!page)
       return plain_answer{
         mcp_error{mcp_code::invalid_params, "Invalid params: invalid cursor", nullptr}};
+    if (*list == mcp_list::tools && state.options.tool_visible && info.caller) {
+      auto& items = page->items;
+      items.erase(std::remove_if(items.begin(), items.end(),
+                                 [&](const nlohmann::json& tool) {
+                                   return !state.options.tool_visible(
+                                     *info.caller, tool.value("name", std::string{}));
+                                 }),
+                  items.end());
+    }
     nlohmann::json result = {{list_member(*list), std::move(page->items)}};
     if (page->next_cursor)
       result["nextCursor"] = *page->next_cursor;
@@ -244,7 +253,8 @@ tool_call(mcp_server_state& state, const mcp_request_info& info, const nlohmann:
     return bad_params("name must be a string");
   auto name = params["name"].get<std::string>();
   auto entry = state.registry.tool(name);
-  if (!entry)
+  if (!entry || (state.options.tool_visible && info.caller
+                 && !state.options.tool_visible(*info.caller, name)))
     return bad_params("unknown tool");
   if (!is_object_or_absent(params, "arguments"))
     return bad_params("arguments must be an object");

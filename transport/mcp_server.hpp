@@ -340,6 +340,11 @@ struct mcp_server_options {
   /// loopback origins (http(s)://localhost, 127.0.0.1 or [::1], any port).
   /// A request without Origin is not refused for it.
   std::vector<std::string> allowed_origins;
+  /// Which tools a caller may see and call (e.g. the tools an agent's grants
+  /// allow); null: every tool. A tool it hides is left out of `tools/list`
+  /// (a page may then hold fewer items) and is an unknown tool to
+  /// `tools/call`. Called on the request's worker, without any server lock.
+  std::function<bool(const mcp_caller& caller, std::string_view tool)> tool_visible;
   /// `Host` values accepted ("host" for any port, or "host:port"); empty: any.
   std::vector<std::string> allowed_hosts;
 };
