@@ -638,8 +638,7 @@ status parse_tools(const object_reader& in, tools_config& out) {
   VOXOS_RETURN_IF_ERROR(in.integer("pending_candidates", 1, 100'000, out.pending_candidates));
   VOXOS_RETURN_IF_ERROR(in.integer("memories_per_agent", 1, 1'000'000, out.memories_per_agent));
   VOXOS_RETURN_IF_ERROR(in.integer("skills", 1, 100'000, out.skills));
-  VOXOS_RETURN_IF_ERROR(
-    in.integer("open_plans_per_agent", 1, 100'000, out.open_plans_per_agent));
+  VOXOS_RETURN_IF_ERROR(in.integer("open_plans_per_agent", 1, 100'000, out.open_plans_per_agent));
   VOXOS_RETURN_IF_ERROR(
     in.integer("history_context_bytes", 1024, 1024 * 1024, out.history_context_bytes));
   return status::ok();
@@ -692,8 +691,9 @@ result<node_config> parse_document(const json& doc) {
     return invalid("config: expected a JSON object at the top level");
   node_config cfg;
   object_reader in{doc, ""};
-  VOXOS_RETURN_IF_ERROR(in.allow_only({"profile", "data_dir", "log_level", "http", "caf",
-                                       "event_store", "secrets", "mcp", "run", "tools", "registered_urls"}));
+  VOXOS_RETURN_IF_ERROR(
+    in.allow_only({"profile", "data_dir", "log_level", "http", "caf", "event_store", "secrets",
+                   "mcp", "run", "tools", "registered_urls"}));
   std::size_t mode = static_cast<std::size_t>(cfg.mode);
   VOXOS_RETURN_IF_ERROR(in.choice("profile", {"embedded", "production"}, mode));
   cfg.mode = static_cast<profile>(mode);

@@ -139,7 +139,8 @@ struct run_config {
 
 /// Bounds of the internal tools (actors/tools/).
 struct tools_config {
-  std::size_t pending_candidates = 1'000; ///< knowledge candidates awaiting review, per tenant; 1 .. 100,000
+  std::size_t pending_candidates =
+    1'000; ///< knowledge candidates awaiting review, per tenant; 1 .. 100,000
   std::size_t memories_per_agent = 5'000; ///< active memories of one agent; 1 .. 1,000,000
   std::size_t skills = 1'000;             ///< skills of one tenant, archived included; 1 .. 100,000
   std::size_t open_plans_per_agent = 200; ///< open task plans of one agent; 1 .. 100,000

@@ -253,8 +253,9 @@ tool_call(mcp_server_state& state, const mcp_request_info& info, const nlohmann:
     return bad_params("name must be a string");
   auto name = params["name"].get<std::string>();
   auto entry = state.registry.tool(name);
-  if (!entry || (state.options.tool_visible && info.caller
-                 && !state.options.tool_visible(*info.caller, name)))
+  if (!entry
+      || (state.options.tool_visible && info.caller
+          && !state.options.tool_visible(*info.caller, name)))
     return bad_params("unknown tool");
   if (!is_object_or_absent(params, "arguments"))
     return bad_params("arguments must be an object");

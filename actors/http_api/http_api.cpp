@@ -11,7 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "actors/http_api/ask.hpp"
 #include "actors/http_api/held_requests.hpp"
+#include "actors/http_api/node_mcp.hpp"
 #include "actors/metrics/node_metrics.hpp"
 #include "config/clock.hpp"
 #include "config/log.hpp"
@@ -27,31 +29,11 @@ namespace {
 using nlohmann::json;
 using clock_type = std::chrono::steady_clock;
 
-constexpr auto ask_timeout = std::chrono::seconds(30);
 /// A sign-in's steps wait on the authorization server (each request at most
 /// 10 s) and, at the callback, on the connection test.
 constexpr auto sign_in_timeout = std::chrono::seconds(90);
-constexpr std::size_t max_token_bytes = 512;
 
 // -- asking actors -----------------------------------------------------------
-
-/// Sends a request and waits for the answer on the calling thread.
-template <class T, class Handle, class... Ts>
-std::pair<std::optional<T>, caf::error> ask_within(caf::actor_system& sys, caf::duration wait,
-                                                   const Handle& dest, Ts&&... xs) {
-  caf::scoped_actor self{sys};
-  std::pair<std::optional<T>, caf::error> out;
-  self->request(dest, wait, std::forward<Ts>(xs)...)
-    .receive([&](T& value) { out.first = std::move(value); },
-             [&](caf::error& err) { out.second = std::move(err); });
-  return out;
-}
-
-template <class T, class Handle, class... Ts>
-std::pair<std::optional<T>, caf::error> ask(caf::actor_system& sys, const Handle& dest,
-                                            Ts&&... xs) {
-  return ask_within<T>(sys, caf::duration{ask_timeout}, dest, std::forward<Ts>(xs)...);
-}
 
 // -- rendering ---------------------------------------------------------------
 
@@ -111,28 +93,18 @@ json to_json_array(const std::vector<T>& xs) {
 
 // -- request helpers -----------------------------------------------------------
 
-std::optional<std::string> bearer_token(const httplib::Request& req) {
-  auto header = req.get_header_value("Authorization");
-  constexpr std::string_view scheme = "bearer ";
-  if (header.size() <= scheme.size() || header.size() > scheme.size() + max_token_bytes)
-    return std::nullopt;
-  for (std::size_t idx = 0; idx < scheme.size(); ++idx)
-    if (std::tolower(static_cast<unsigned char>(header[idx])) != scheme[idx])
-      return std::nullopt;
-  return header.substr(scheme.size());
-}
-
-/// Parses a JSON body after checking its media type.
 /// Whether a body, if any, is declared JSON; else answers 415.
 bool json_media(const httplib::Request& req, httplib::Response& res) {
-  if (req.body.empty() || (req.get_header_value_count("Content-Type") == 1
-                           && is_json_media_type(req.get_header_value("Content-Type"))))
+  if (req.body.empty()
+      || (req.get_header_value_count("Content-Type") == 1
+          && is_json_media_type(req.get_header_value("Content-Type"))))
     return true;
   write_error(res, errc::unsupported_media_type,
               "the body must be application/json (optionally with charset=utf-8)");
   return false;
 }
 
+/// Parses a JSON body after checking its media type.
 std::optional<json> read_body(const httplib::Request& req, httplib::Response& res,
                               std::initializer_list<field_spec> fields) {
   if (!json_media(req, res))
@@ -166,7 +138,8 @@ std::optional<json> candidate_query(const httplib::Request& req) {
   int limit = 100;
   if (req.has_param("limit")) {
     const auto& text = req.get_param_value("limit");
-    if (text.empty() || text.size() > 4 || text.find_first_not_of("0123456789") != std::string::npos)
+    if (text.empty() || text.size() > 4
+        || text.find_first_not_of("0123456789") != std::string::npos)
       return std::nullopt;
     limit = std::stoi(text);
     if (limit < 1 || limit > 1000)
@@ -222,10 +195,14 @@ json to_json(const std::vector<tool_output>& outputs) {
 
 class http_api::routes {
 public:
-  explicit routes(http_api_context ctx) : ctx_(std::move(ctx)) {
+  explicit routes(http_api_context ctx)
+      : ctx_(std::move(ctx)), node_mcp_(*ctx_.sys, ctx_.directory) {
     if (ctx_.sign_in)
       broker_ = std::make_unique<auth::broker_verifier>(ctx_.sign_in->broker_secret);
   }
+
+  /// The node's own MCP servers (/mcp/<name>).
+  node_mcp_servers& node_mcp() { return node_mcp_; }
 
   /// Admin routes: checks the operator token, then runs `fn`.
   template <class F>
@@ -367,6 +344,7 @@ public:
 
 private:
   http_api_context ctx_;
+  node_mcp_servers node_mcp_;
   std::unique_ptr<auth::broker_verifier> broker_; ///< null without a state secret
   std::shared_ptr<held_requests> held_ = std::make_shared<held_requests>(ctx_.held, ctx_.metrics);
 };
@@ -900,20 +878,20 @@ void http_api::routes::install_knowledge(httplib::Server& srv) {
   srv.Post(path("/v1/knowledge/candidates/{}/reject", id),
            tenant_config(decide("candidates.reject", 1)));
   srv.Put("/v1/knowledge/consent",
-          tenant_config([this](const httplib::Request& req, httplib::Response& res,
-                               const tenant_actor& t) {
-            auto body = read_body(req, res, {{"automatic_saving", json_kind::boolean, true}});
-            if (body)
-              relay(res, 200, t, knowledge_atom::value, std::string{"consent.set"}, body->dump());
-          }));
+          tenant_config(
+            [this](const httplib::Request& req, httplib::Response& res, const tenant_actor& t) {
+              auto body = read_body(req, res, {{"automatic_saving", json_kind::boolean, true}});
+              if (body)
+                relay(res, 200, t, knowledge_atom::value, std::string{"consent.set"}, body->dump());
+            }));
   srv.Get(path("/v1/agents/{}/memories", id),
-          tenant_config([this](const httplib::Request& req, httplib::Response& res,
-                               const tenant_actor& t) {
-            relay(res, 200, t, knowledge_atom::value, std::string{"memories.list"},
-                  json{{"agent_id", std::string{req.matches[1]}},
-                       {"archived", req.get_param_value("archived") == "1"}}
-                    .dump());
-          }));
+          tenant_config(
+            [this](const httplib::Request& req, httplib::Response& res, const tenant_actor& t) {
+              relay(res, 200, t, knowledge_atom::value, std::string{"memories.list"},
+                    json{{"agent_id", std::string{req.matches[1]}},
+                         {"archived", req.get_param_value("archived") == "1"}}
+                      .dump());
+            }));
   srv.Get("/v1/skills", tenant_config([this](const httplib::Request& req, httplib::Response& res,
                                              const tenant_actor& t) {
             relay(res, 200, t, knowledge_atom::value, std::string{"skills.list"},
@@ -923,12 +901,12 @@ void http_api::routes::install_knowledge(httplib::Server& srv) {
   // Curated example skills for the tenant's owner (voxosctl skills load):
   // the body is checked strictly by the tenant (example_skills.hpp).
   srv.Post(path("/v1/admin/tenants/{}/skills/examples", id),
-           admin_tenant([this](const httplib::Request& req, httplib::Response& res,
-                               const tenant_actor& t) {
-             if (!json_media(req, res))
-               return;
-             relay(res, 200, t, knowledge_atom::value, std::string{"skills.examples"}, req.body);
-           }));
+           admin_tenant(
+             [this](const httplib::Request& req, httplib::Response& res, const tenant_actor& t) {
+               if (!json_media(req, res))
+                 return;
+               relay(res, 200, t, knowledge_atom::value, std::string{"skills.examples"}, req.body);
+             }));
   srv.Post(path("/v1/admin/tenants/{}/knowledge/candidates/{}/confirm", id),
            admin_tenant(decide("candidates.confirm", 2)));
   srv.Post(path("/v1/admin/tenants/{}/knowledge/candidates/{}/reject", id),
@@ -946,9 +924,14 @@ void http_api::install_broker(http_server& server) {
     [api](const httplib::Request& req, httplib::Response& res) { api->broker_token(req, res); });
 }
 
+void http_api::stop_streams() {
+  routes_->node_mcp().stop();
+}
+
 void http_api::install(http_server& server) {
   auto& srv = server.routes();
   routes_->install(srv);
+  routes_->node_mcp().mount(srv);
   srv.set_logger(
     [metrics = routes_->metrics()](const httplib::Request&, const httplib::Response& res) {
       metrics->http_requests.fetch_add(1, std::memory_order_relaxed);

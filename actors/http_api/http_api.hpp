@@ -66,6 +66,9 @@ public:
   /// assertion is checked (signature, audience, expiry, the server, replay)
   /// and exchanged for that server's current access token only.
   void install_broker(http_server& server);
+  /// Ends the node's MCP servers' open streams (node_mcp.hpp); call before
+  /// the HTTP server stops.
+  void stop_streams();
 
 private:
   class routes;

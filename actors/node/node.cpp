@@ -108,7 +108,9 @@ struct node::impl {
     if (stopped)
       return;
     stopped = true;
-    // 1. No new requests; in-flight ones finish.
+    // 1. No new requests; in-flight ones finish (the MCP servers' streams end first).
+    if (api)
+      api->stop_streams();
     if (server)
       server->stop();
     if (broker_server)

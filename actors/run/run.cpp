@@ -160,18 +160,19 @@ void record(self_pointer self, std::string stream, std::string type, std::string
   if (self->state.setup.desk && stream.rfind("run.", 0) == 0)
     history = event_record{req.tenant, std::move(stream), 0, 0, std::move(type), std::move(data)};
   self->request(self->state.setup.store, timeout, append_atom::value, std::move(req))
-    .then([self, done, history = std::move(history)](const append_result& appended) mutable {
-            if (history) {
-              history->seq = appended.first_seq;
-              history->time_us = wall_clock_us();
-              self->send(self->state.setup.desk, history_atom::value, std::move(*history));
-            }
-            done(true);
-          },
-          [done](caf::error& err) mutable {
-            log::error("run", "recording failed: " + message_of(err));
-            done(false);
-          });
+    .then(
+      [self, done, history = std::move(history)](const append_result& appended) mutable {
+        if (history) {
+          history->seq = appended.first_seq;
+          history->time_us = wall_clock_us();
+          self->send(self->state.setup.desk, history_atom::value, std::move(*history));
+        }
+        done(true);
+      },
+      [done](caf::error& err) mutable {
+        log::error("run", "recording failed: " + message_of(err));
+        done(false);
+      });
 }
 
 void run_next_wave(self_pointer self);

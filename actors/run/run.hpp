@@ -48,8 +48,8 @@
 #include "actors/run/tool_round.hpp"
 #include "actors/run/tool_view.hpp"
 #include "actors/run/trace.hpp"
-#include "actors/tools/tool_desk.hpp"
 #include "actors/tenant/policy.hpp"
+#include "actors/tools/tool_desk.hpp"
 #include "messages/atoms.hpp"
 #include "messages/types.hpp"
 

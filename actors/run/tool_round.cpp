@@ -247,9 +247,9 @@ bool validate_arguments(round_call& call, const view_entry& e, const simdjson::d
 /// thread, and its root `args`). What is sent is the model's own text, unless a normaliser
 /// rewrote it.
 void decide_tool_call(round_call& call, const view_entry& e, std::string args_text,
-                     const simdjson::dom::document& parsed, const adapter_map& adapters,
-                     run_memory& memory, const round_limits& limits,
-                     std::unordered_set<std::string>& invalid_now) {
+                      const simdjson::dom::document& parsed, const adapter_map& adapters,
+                      run_memory& memory, const round_limits& limits,
+                      std::unordered_set<std::string>& invalid_now) {
   auto key = tool_key(e);
   auto args = parsed.root();
   if (auto spent = memory.invalid_rounds.find(key);
@@ -501,7 +501,8 @@ void decide_round(tool_round& round, const tool_view& view, const tool_catalog* 
     }
     // 3. MCP tools go to their server; internal and phone integration tools
     // to the tenant's tool desk, under the same rules.
-    decide_tool_call(call, *e, std::move(args_text), *parsed, adapters, memory, limits, invalid_now);
+    decide_tool_call(call, *e, std::move(args_text), *parsed, adapters, memory, limits,
+                     invalid_now);
   }
   // The bounded correction: one more invalid round per tool.
   for (const auto& key : invalid_now)
@@ -661,9 +662,10 @@ void settle_call(round_call& call, tool_round& round, run_memory& memory,
     // (the audit trail says "not_found", "slug_exists", ...).
     if (call.entry->origin != tool_origin::mcp) {
       auto result = json::parse(call.output, nullptr, false);
-      if (auto code = result.is_object() ? result.value("structuredContent", json::object())
-                                             .value("error", std::string{})
-                                         : std::string{};
+      if (auto code =
+            result.is_object()
+              ? result.value("structuredContent", json::object()).value("error", std::string{})
+              : std::string{};
           !code.empty())
         call.reason = std::move(code);
     }

@@ -1,5 +1,6 @@
 #include "actors/tenant/tenant.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <map>
@@ -202,8 +203,6 @@ void audit(self_pointer self, std::string type, json data, F done) {
           });
 }
 
-/// Applies events that are durable to the state in memory (and empties the
-/// policy index they make stale).
 /// What the tool desk reads of this tenant's configuration, as it is now.
 tool_desk_data_ptr desk_data(const tenant_state& state) {
   auto out = std::make_shared<tool_desk_data>();
@@ -225,6 +224,9 @@ tool_desk_options desk_options(const tenant_services& services, const std::strin
   return out;
 }
 
+/// Applies events that are durable to the state in memory (and empties the
+/// policy index they make stale); tells the tool desk of contact and phone
+/// changes.
 void apply_durable(self_pointer self, const std::vector<event_draft>& events) {
   self->state.policy.reset();
   bool desk_reads = false;
@@ -1146,29 +1148,33 @@ void start_run(self_pointer self, run_start start, effective_policy snapshot,
                      {"view", view_json},
                      {"instructions", start.instructions}}
                   .dump();
-  event_record started{st.tenant_id, run_record.stream, 1, 0, run_record.events.front().type,
+  event_record started{st.tenant_id,
+                       run_record.stream,
+                       1,
+                       0,
+                       run_record.events.front().type,
                        run_record.events.front().data};
   self->request(st.store, store_timeout, append_atom::value, std::move(run_record))
     .then(
       [self, promise, answer, composed = std::move(composed), run_id = ctx.run_id,
-       chat_id = start.chat_id, caller_number = ctx.caller_number,
-       snapshot = std::move(snapshot), view = std::move(view), view_json = std::move(view_json),
-       settled, started = std::move(started)](const append_result&) mutable {
+       chat_id = start.chat_id, caller_number = ctx.caller_number, snapshot = std::move(snapshot),
+       view = std::move(view), view_json = std::move(view_json), settled,
+       started = std::move(started)](const append_result&) mutable {
         started.time_us = wall_clock_us();
         self->send(self->state.desk, history_atom::value, std::move(started));
         remember_run(self, run_id, {snapshot, std::move(view_json)});
         // The run starts once its composition decisions are audited.
         audit(self, "policy.composed", std::move(composed),
-              [self, promise, answer, run_id, chat_id, caller_number, snapshot = std::move(snapshot),
-               view = std::move(view), settled](bool ok) mutable {
+              [self, promise, answer, run_id, chat_id, caller_number,
+               snapshot = std::move(snapshot), view = std::move(view), settled](bool ok) mutable {
                 settled();
                 if (!ok) {
                   promise.deliver(
                     make_error(errc::storage_failure, "the run's decisions were not audited"));
                   return;
                 }
-                auto started = spawn_run_actor(self, run_id, chat_id, caller_number, snapshot,
-                                               std::move(view));
+                auto started =
+                  spawn_run_actor(self, run_id, chat_id, caller_number, snapshot, std::move(view));
                 if (!started)
                   promise.deliver(to_error(started));
                 else
@@ -1301,15 +1307,16 @@ caf::result<std::string> install_examples(self_pointer self, const std::string& 
     return to_error(request.error());
   auto promise = self->make_response_promise<std::string>();
   auto& desk = self->state.desk;
-  self->request(desk, store_timeout, knowledge_atom::value, std::string{"skills.slugs"},
-                std::string{"{}"})
+  self
+    ->request(desk, store_timeout, knowledge_atom::value, std::string{"skills.slugs"},
+              std::string{"{}"})
     .then(
       [self, promise, request = std::move(*request)](const std::string& slugs_text) mutable {
         std::set<std::string> existing;
         for (const auto& slug : json::parse(slugs_text)["slugs"])
           existing.insert(slug.get<std::string>());
-        auto verdicts = plan_example_install(self->state.cfg.state, request.skills, existing,
-                                             request.dry_run);
+        auto verdicts =
+          plan_example_install(self->state.cfg.state, request.skills, existing, request.dry_run);
         json writes = json::array();
         for (std::size_t idx = 0; idx < verdicts.size(); ++idx)
           if (verdicts[idx].outcome == example_outcome::installed)
@@ -1413,10 +1420,9 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
         }
         self->state.cfg = std::move(*loaded);
         self->state.policy.reset();
-        self->state.desk =
-          spawn_tool_desk(self, self->state.tenant_id, self->state.store,
-                          desk_data(self->state.cfg.state),
-                          desk_options(self->state.services, self->state.tenant_id));
+        self->state.desk = spawn_tool_desk(
+          self, self->state.tenant_id, self->state.store, desk_data(self->state.cfg.state),
+          desk_options(self->state.services, self->state.tenant_id));
         // The Exa migration, still to come, respects an Exa record the
         // owner deleted: only the config stream remembers one.
         if (tenant_logic::exa_migration_pending(self->state.cfg))
@@ -1740,7 +1746,7 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
          json{{"run_id", run_id}, {"turn", turn}, {"user", user}, {"assistant", assistant}}
            .dump()});
       auto promise = self->make_response_promise<std::string>();
-      event_record stored{st.tenant_id, req.stream, 0, 0, req.events.front().type,
+      event_record stored{st.tenant_id,           req.stream, 0, 0, req.events.front().type,
                           req.events.front().data};
       self->request(st.store, store_timeout, append_atom::value, std::move(req))
         .then(
@@ -1770,6 +1776,47 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
       if (op == "skills.examples")
         return install_examples(self, body);
       return self->delegate(self->state.desk, knowledge_atom::value, op, body);
+    },
+    [self, note](tool_atom, server_atom, const std::string& server, const std::string& agent_id,
+                 const std::string& tool,
+                 const std::string& arguments) -> caf::result<std::string> {
+      note();
+      auto& st = self->state;
+      const auto& agents = st.cfg.state.agents;
+      if (std::none_of(agents.begin(), agents.end(),
+                       [&](const agent_record& a) { return a.agent_id == agent_id; }))
+        return make_error(errc::not_found, "no agent with this id for this tenant");
+      auto d = check_grant(st.cfg.state, agent_id, "", tool);
+      auto promise = self->make_response_promise<std::string>();
+      json body{{"server", server},
+                {"agent_id", agent_id},
+                {"tool", tool},
+                {"arguments", json::parse(arguments, nullptr, false)}};
+      // No call without its audit record: fail closed.
+      audit(self, "call.decided",
+            {{"run_id", ""},
+             {"agent_id", agent_id},
+             {"channel", "mcp:" + server},
+             {"tool", tool},
+             {"server_id", ""},
+             {"reason", to_string(d.why)}},
+            [self, promise, allowed = d.allowed(), body = std::move(body)](bool ok) mutable {
+              if (!ok) {
+                promise.deliver(make_error(errc::storage_failure, "the decision was not audited"));
+                return;
+              }
+              if (!allowed) {
+                promise.deliver(make_error(errc::forbidden, "this agent is not granted the tool"));
+                return;
+              }
+              self
+                ->request(self->state.desk, store_timeout, knowledge_atom::value,
+                          std::string{"mcp.call"}, body.dump())
+                .then(
+                  [promise](std::string& result) mutable { promise.deliver(std::move(result)); },
+                  [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+            });
+      return promise;
     },
     [self, note](run_atom, const std::string& run_id) -> caf::result<std::string> {
       note();

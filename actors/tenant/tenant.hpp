@@ -119,6 +119,12 @@ using tenant_actor = caf::typed_actor<
   // example-skill installs) and the node's own MCP servers: an operation and
   // its JSON body, answered by the tenant's tool desk (actors/tools).
   caf::replies_to<knowledge_atom, std::string, std::string>::with<std::string>,
+  // One call through the node's own MCP servers (actors/tools/node_servers.hpp):
+  // server, agent id, tool, arguments (JSON object). The agent's grant is
+  // checked and the decision audited ("call.decided", channel "mcp:<server>");
+  // a tool it does not allow is forbidden. Answers the CallToolResult.
+  caf::replies_to<tool_atom, server_atom, std::string, std::string, std::string,
+                  std::string>::with<std::string>,
   // Adds or replaces a saved browser profile's safe part (JSON browser_profile); answers it.
   caf::replies_to<profile_atom, std::string>::with<std::string>,
   // Starts a run: agent id, channel name, caller number, chat id ("" starts a

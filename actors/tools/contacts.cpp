@@ -47,11 +47,10 @@ std::string digits_of(std::string_view text) {
 
 /// A query of digits and phone punctuation only, with at least four digits.
 bool is_number_query(std::string_view query) {
-  return digits_of(query).size() >= 4
-         && std::all_of(query.begin(), query.end(), [](char ch) {
-              return std::isdigit(static_cast<unsigned char>(ch)) || ch == '+' || ch == ' '
-                     || ch == '-' || ch == '(' || ch == ')' || ch == '.';
-            });
+  return digits_of(query).size() >= 4 && std::all_of(query.begin(), query.end(), [](char ch) {
+           return std::isdigit(static_cast<unsigned char>(ch)) || ch == '+' || ch == ' '
+                  || ch == '-' || ch == '(' || ch == ')' || ch == '.';
+         });
 }
 
 /// Every query word starts a word of the name.
@@ -153,17 +152,15 @@ tool_outcome search(const std::vector<contact_record>& saved, const tool_context
 tool_outcome place_call(const std::vector<contact_record>& saved, const phone_integration& phone,
                         const tool_context& ctx, const json& args) {
   auto contact_id = args.at("contact_id").get<std::string>();
-  auto contact = std::find_if(saved.begin(), saved.end(), [&](const contact_record& c) {
-    return c.contact_id == contact_id;
-  });
+  auto contact = std::find_if(saved.begin(), saved.end(),
+                              [&](const contact_record& c) { return c.contact_id == contact_id; });
   if (contact == saved.end())
     return tool_outcome::error("not_found",
                                "no saved contact has that ID; search contacts first and pass the "
                                "contact ID it returns.");
   auto objective = args.at("objective").get<std::string>();
-  if (std::any_of(objective.begin(), objective.end(), [](char ch) {
-        return static_cast<unsigned char>(ch) < 0x20 && ch != '\n';
-      }))
+  if (std::any_of(objective.begin(), objective.end(),
+                  [](char ch) { return static_cast<unsigned char>(ch) < 0x20 && ch != '\n'; }))
     return tool_outcome::error("objective_not_caller_safe",
                                "the objective holds control characters; write it as plain "
                                "sentences.");
@@ -182,14 +179,10 @@ tool_outcome place_call(const std::vector<contact_record>& saved, const phone_in
                                "the objective names an internal identifier; describe the call's "
                                "purpose in plain words.");
   auto session_id = "ps_" + digest::random_hex(8);
-  json data{{"session_id", session_id},
-            {"integration_id", phone.integration_id},
-            {"tool", phone.place_call_tool},
-            {"contact_id", contact->contact_id},
-            {"objective", objective},
-            {"run_id", ctx.run_id},
-            {"agent_id", ctx.agent_id},
-            {"chat_id", ctx.chat_id},
+  json data{{"session_id", session_id},      {"integration_id", phone.integration_id},
+            {"tool", phone.place_call_tool}, {"contact_id", contact->contact_id},
+            {"objective", objective},        {"run_id", ctx.run_id},
+            {"agent_id", ctx.agent_id},      {"chat_id", ctx.chat_id},
             {"requested_us", ctx.now_us}};
   auto out = tool_outcome::ok(
     {{"session_id", session_id},

@@ -14,8 +14,8 @@ namespace {
 std::string title_of(const shipped_doc& doc) {
   for (std::size_t pos = 0; pos < doc.text.size();) {
     auto end = doc.text.find('\n', pos);
-    auto line = doc.text.substr(pos, end == std::string_view::npos ? std::string_view::npos
-                                                                    : end - pos);
+    auto line =
+      doc.text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
     if (line.rfind("# ", 0) == 0)
       return std::string{line.substr(2)};
     if (end == std::string_view::npos)
@@ -36,8 +36,8 @@ std::vector<section> sections_of(const shipped_doc& doc) {
   std::vector<section> out{{title_of(doc), {}}};
   for (std::size_t pos = 0; pos < doc.text.size();) {
     auto end = doc.text.find('\n', pos);
-    auto line = doc.text.substr(pos, end == std::string_view::npos ? std::string_view::npos
-                                                                    : end - pos);
+    auto line =
+      doc.text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
     if (!line.empty() && line.front() == '#') {
       auto text = line.find_first_not_of('#');
       out.push_back({std::string{line.substr(std::min(line.size(), text + 1))}, {}});
@@ -112,8 +112,8 @@ tool_outcome docs_index::search(const json& args) const {
 
 tool_outcome docs_index::read(const json& args) const {
   auto id = args.at("doc_id").get<std::string>();
-  auto found = std::find_if(docs_.begin(), docs_.end(),
-                            [&](const shipped_doc& doc) { return doc.id == id; });
+  auto found =
+    std::find_if(docs_.begin(), docs_.end(), [&](const shipped_doc& doc) { return doc.id == id; });
   if (found == docs_.end()) {
     json ids = json::array();
     for (const auto& doc : docs_)
@@ -127,10 +127,8 @@ tool_outcome docs_index::read(const json& args) const {
   while (cut && end > 0 && (static_cast<unsigned char>(found->text[end]) & 0xC0) == 0x80)
     --end;
   auto text = found->text.substr(0, end);
-  return tool_outcome::ok({{"doc_id", found->id},
-                           {"title", title_of(*found)},
-                           {"text", text},
-                           {"truncated", cut}});
+  return tool_outcome::ok(
+    {{"doc_id", found->id}, {"title", title_of(*found)}, {"text", text}, {"truncated", cut}});
 }
 
 } // namespace voxos::docs

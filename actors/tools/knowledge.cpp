@@ -93,8 +93,8 @@ result<candidate> candidate_of(const json& doc) {
 }
 
 json version_json(const skill_version& v) {
-  return {{"version", v.version},       {"name", v.name},
-          {"description", v.description}, {"instructions", v.instructions},
+  return {{"version", v.version},           {"name", v.name},
+          {"description", v.description},   {"instructions", v.instructions},
           {"candidate_id", v.candidate_id}, {"saved_us", v.saved_us}};
 }
 
@@ -112,9 +112,9 @@ std::string lowered_trimmed(std::string_view text) {
 }
 
 std::size_t active_memories(const state& st, std::string_view agent_id) {
-  return static_cast<std::size_t>(std::count_if(st.memories.begin(), st.memories.end(), [&](auto& m) {
-    return !m.second.archived && m.second.agent_id == agent_id;
-  }));
+  return static_cast<std::size_t>(
+    std::count_if(st.memories.begin(), st.memories.end(),
+                  [&](auto& m) { return !m.second.archived && m.second.agent_id == agent_id; }));
 }
 
 /// The policy's verdict on a new candidate: nullopt when it may be stored.
@@ -257,8 +257,7 @@ tool_outcome submit(const state& st, candidate c, const tool_context& ctx, const
     answer["status"] = "pending_review";
     answer["message"] = "Submitted for the owner's review; it is not active until confirmed.";
   }
-  if (c.kind == change::skill || c.kind == change::skill_update
-      || c.kind == change::skill_archive)
+  if (c.kind == change::skill || c.kind == change::skill_update || c.kind == change::skill_archive)
     answer["slug"] = c.target;
   auto out = tool_outcome::ok(std::move(answer));
   out.writes.push_back(std::move(write));
@@ -333,9 +332,9 @@ std::string_view to_string(review x) noexcept {
 }
 
 bool looks_like_credential(std::string_view text) {
-  static constexpr std::string_view markers[] = {
-    "-----BEGIN", "sk-", "sk_live_", "ghp_", "gho_", "github_pat_", "xoxb-", "xoxp-", "AKIA",
-    "AIza",       "ya29.", "eyJ"};
+  static constexpr std::string_view markers[] = {"-----BEGIN", "sk-",         "sk_live_", "ghp_",
+                                                 "gho_",       "github_pat_", "xoxb-",    "xoxp-",
+                                                 "AKIA",       "AIza",        "ya29.",    "eyJ"};
   // A marker counts when a long run of key characters follows it.
   auto key_char = [](char ch) {
     return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.'
@@ -357,8 +356,8 @@ bool looks_like_credential(std::string_view text) {
   std::string lowered{text};
   for (auto& ch : lowered)
     ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  for (std::string_view label : {"password:", "password=", "passwd:", "bearer ", "api_key=",
-                                 "apikey=", "secret:", "secret="})
+  for (std::string_view label : {"password:", "password=", "passwd:", "bearer ",
+                                 "api_key=", "apikey=", "secret:", "secret="})
     for (auto pos = lowered.find(label); pos != std::string::npos;
          pos = lowered.find(label, pos + 1)) {
       auto value = lowered.find_first_not_of(" \t", pos + label.size());
@@ -369,8 +368,12 @@ bool looks_like_credential(std::string_view text) {
     auto len = run_at(pos);
     if (len >= 40) {
       auto word = text.substr(pos, len);
-      bool digit = std::any_of(word.begin(), word.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
-      bool alpha = std::any_of(word.begin(), word.end(), [](char ch) { return std::isalpha(static_cast<unsigned char>(ch)); });
+      bool digit = std::any_of(word.begin(), word.end(), [](char ch) {
+        return std::isdigit(static_cast<unsigned char>(ch));
+      });
+      bool alpha = std::any_of(word.begin(), word.end(), [](char ch) {
+        return std::isalpha(static_cast<unsigned char>(ch));
+      });
       if (digit && alpha && word.find("://") == std::string_view::npos
           && std::count(word.begin(), word.end(), '/') < 3)
         return true;
@@ -500,10 +503,9 @@ status apply(state& st, std::string_view type, const json& data) {
 
 bool handles(std::string_view tool_name) {
   static constexpr std::string_view names[] = {
-    "record_agent_improvement", "list_agent_memories", "list_agent_skills",
-    "get_agent_skill",          "create_agent_memory", "propose_agent_memory",
-    "archive_agent_memory",     "create_user_skill",   "update_user_skill",
-    "archive_user_skill"};
+    "record_agent_improvement", "list_agent_memories",  "list_agent_skills",    "get_agent_skill",
+    "create_agent_memory",      "propose_agent_memory", "archive_agent_memory", "create_user_skill",
+    "update_user_skill",        "archive_user_skill"};
   return std::find(std::begin(names), std::end(names), tool_name) != std::end(names);
 }
 
@@ -520,9 +522,9 @@ tool_outcome call(const state& st, const tool_context& ctx, std::string_view too
   c.from = source::model;
   if (tool_name == "record_agent_improvement") {
     auto kind = str(args, "kind");
-    c.kind = kind == "skill" ? change::skill
-           : kind == "diagnostic" ? change::diagnostic
-                                  : change::memory;
+    c.kind = kind == "skill"        ? change::skill
+             : kind == "diagnostic" ? change::diagnostic
+                                    : change::memory;
     c.title = str(args, "title");
     c.content = str(args, "content");
     c.rationale = str(args, "rationale");
@@ -622,9 +624,7 @@ result<std::vector<event_draft>> install_skill(const state& st, std::string_view
     return status::error(errc::conflict, "a skill with this slug exists; it is never overwritten");
   if (st.skills.size() >= lim.skills)
     return status::error(errc::out_of_range, "this account has the most skills it may keep");
-  auto text = [&](const char* key) {
-    return str(fields, key);
-  };
+  auto text = [&](const char* key) { return str(fields, key); };
   return std::vector<event_draft>{draft(ev_skill_saved, {{"slug", slug},
                                                          {"version", 1},
                                                          {"name", text("name")},
@@ -639,8 +639,9 @@ json to_json(const candidate& c) {
 }
 
 json to_json(const memory& m) {
-  return {{"memory_id", m.id},         {"agent_id", m.agent_id},       {"title", m.title},
-          {"content", m.content},      {"archived", m.archived},       {"candidate_id", m.candidate_id},
+  return {{"memory_id", m.id},          {"agent_id", m.agent_id},
+          {"title", m.title},           {"content", m.content},
+          {"archived", m.archived},     {"candidate_id", m.candidate_id},
           {"created_us", m.created_us}, {"archived_us", m.archived_us}};
 }
 

@@ -108,10 +108,10 @@ struct candidate {
 };
 
 struct state {
-  std::map<std::string, memory> memories;     ///< by id
-  std::map<std::string, skill> skills;        ///< by slug
+  std::map<std::string, memory> memories;      ///< by id
+  std::map<std::string, skill> skills;         ///< by slug
   std::map<std::string, candidate> candidates; ///< by id
-  std::vector<std::string> candidate_order;   ///< submission order
+  std::vector<std::string> candidate_order;    ///< submission order
   std::size_t pending = 0;
   bool automatic_saving = false; ///< the account's automatic-saving consent
 };

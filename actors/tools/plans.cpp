@@ -45,8 +45,7 @@ const plan* own_plan(const state& st, const tool_context& ctx, const json& args,
   return &found->second;
 }
 
-tool_outcome create(const state& st, const tool_context& ctx, const json& args,
-                    const limits& lim) {
+tool_outcome create(const state& st, const tool_context& ctx, const json& args, const limits& lim) {
   auto open = std::count_if(st.plans.begin(), st.plans.end(), [&](const auto& entry) {
     return entry.second.agent_id == ctx.agent_id && !entry.second.completed;
   });
@@ -106,8 +105,7 @@ tool_outcome list(const state& st, const tool_context& ctx, const json& args) {
   auto limit = args.contains("limit") ? args["limit"].get<std::size_t>() : std::size_t{20};
   std::vector<const plan*> mine;
   for (const auto& [id, p] : st.plans)
-    if (p.agent_id == ctx.agent_id
-        && (which == "all" || (which == "completed") == p.completed))
+    if (p.agent_id == ctx.agent_id && (which == "all" || (which == "completed") == p.completed))
       mine.push_back(&p);
   std::sort(mine.begin(), mine.end(), [](const plan* a, const plan* b) {
     return a->created_us != b->created_us ? a->created_us > b->created_us : a->id < b->id;

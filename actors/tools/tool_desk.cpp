@@ -1,5 +1,6 @@
 #include "actors/tools/tool_desk.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include <caf/actor_system.hpp>
@@ -9,10 +10,11 @@
 
 #include "actors/tools/contacts.hpp"
 #include "actors/tools/docs.hpp"
+#include "actors/tools/node_servers.hpp"
 #include "actors/tools/time.hpp"
-#include "config/time_zone.hpp"
 #include "config/clock.hpp"
 #include "config/log.hpp"
+#include "config/time_zone.hpp"
 #include "messages/errc.hpp"
 #include "messages/error.hpp"
 
@@ -91,8 +93,8 @@ void index_streams(self_pointer self, std::string prefix, std::string stream, ui
       [self, prefix, done](std::vector<event_record>& events) mutable {
         for (const auto& ev : events)
           if (auto indexed = self->state.history->index(ev); !indexed)
-            log::warn("tool_desk", "a history event was left out of the index: "
-                                     + indexed.error().message());
+            log::warn("tool_desk",
+                      "a history event was left out of the index: " + indexed.error().message());
         if (events.size() == load_page)
           index_streams(self, prefix, events.back().stream, events.back().seq, done);
         else
@@ -185,8 +187,7 @@ bool flag(const json& doc, const char* key) {
 
 /// Events decided by the owner: appended, applied, then `answer` (JSON of
 /// what changed).
-caf::result<std::string> owner_commit(self_pointer self,
-                                      result<std::vector<event_draft>> events,
+caf::result<std::string> owner_commit(self_pointer self, result<std::vector<event_draft>> events,
                                       std::string answer) {
   if (!events)
     return to_error(events.error());
@@ -215,7 +216,7 @@ caf::result<std::string> install_skills(self_pointer self, const json& body) {
       continue;
     }
     for (const auto& ev : *made)
-      (void) knowledge::apply(staged, ev.type, json::parse(ev.data));
+      (void)knowledge::apply(staged, ev.type, json::parse(ev.data));
     outcomes.push_back({{"slug", slug}, {"outcome", dry_run ? "would_install" : "installed"}});
     if (!dry_run)
       for (auto& ev : *made)
@@ -225,6 +226,38 @@ caf::result<std::string> install_skills(self_pointer self, const json& body) {
   if (events.empty())
     return answer.dump();
   return owner_commit(self, std::move(events), answer.dump());
+}
+
+/// One call through the node's own MCP servers (node_servers.hpp), for
+/// agent `agent_id` of this tenant, already checked against its grants and
+/// audited by the tenant: the tool runs as in a run, except that the Memory
+/// MCP's and the Skill MCP's writes are proposals and drafts for review.
+caf::result<std::string> server_call(self_pointer self, const json& body) {
+  auto& st = self->state;
+  const auto* server = find_node_server(str(body, "server"));
+  auto tool = str(body, "tool");
+  if (server == nullptr
+      || std::find(server->tools.begin(), server->tools.end(), tool) == server->tools.end())
+    return make_error(errc::not_found, "no such tool on this server");
+  tool_context ctx;
+  ctx.tenant_id = st.tenant_id;
+  ctx.agent_id = str(body, "agent_id");
+  ctx.now_us = wall_clock_us();
+  auto args = body.value("arguments", json::object());
+  if (tool == "propose_agent_memory")
+    return settle(self,
+                  knowledge::submit_from_server(
+                    st.knowledge, ctx, knowledge::source::memory_mcp, knowledge::change::memory,
+                    {{"content", str(args, "content")}, {"rationale", str(args, "reason")}},
+                    st.limits.knowledge));
+  if (tool == "create_user_skill")
+    return settle(self, knowledge::submit_from_server(
+                          st.knowledge, ctx, knowledge::source::skill_mcp, knowledge::change::skill,
+                          {{"title", str(args, "name")},
+                           {"description", str(args, "description")},
+                           {"content", str(args, "instructions")}},
+                          st.limits.knowledge));
+  return settle(self, run_tool(st, ctx, "", tool, args));
 }
 
 caf::result<std::string> owner_op(self_pointer self, const std::string& op, const json& body) {
@@ -264,6 +297,8 @@ caf::result<std::string> owner_op(self_pointer self, const std::string& op, cons
   }
   if (op == "skills.install")
     return install_skills(self, body);
+  if (op == "mcp.call")
+    return server_call(self, body);
   if (op == "skills.slugs") {
     json slugs = json::array();
     for (const auto& [slug, skill] : st.knowledge.skills)
@@ -322,8 +357,8 @@ tool_desk_actor::behavior_type desk_behavior(self_pointer self, std::string tena
     },
     [self](history_atom, const event_record& ev) {
       if (auto indexed = self->state.history->index(ev); !indexed)
-        log::warn("tool_desk", "a history event was left out of the index: "
-                                 + indexed.error().message());
+        log::warn("tool_desk",
+                  "a history event was left out of the index: " + indexed.error().message());
     },
     [self](knowledge_atom, const std::string& op,
            const std::string& body) -> caf::result<std::string> {

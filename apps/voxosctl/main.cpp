@@ -438,9 +438,8 @@ int main(int argc, char** argv) {
                              "/v1/admin/tenants/" + a[2] + "/knowledge/candidates?status="
                                + (a.size() > 3 ? a[3] : std::string{"pending"})));
   if (a.size() == 4 && (is(4, "knowledge", "confirm") || is(4, "knowledge", "reject")))
-    return print_answer(call(opts, "POST",
-                             "/v1/admin/tenants/" + a[2] + "/knowledge/candidates/" + a[3] + "/"
-                               + a[1]));
+    return print_answer(call(
+      opts, "POST", "/v1/admin/tenants/" + a[2] + "/knowledge/candidates/" + a[3] + "/" + a[1]));
   if (is(2, "tenants", "list"))
     return print_answer(call(opts, "GET", "/v1/admin/tenants"));
   if (is(3, "tenants", "create"))

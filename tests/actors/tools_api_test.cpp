@@ -25,9 +25,9 @@ struct tools_fixture {
     REQUIRE(agents.status == 200);
     agent_id = agents.body[0]["agent_id"].get<std::string>();
     // The medium-risk writes are toggled on by the owner.
-    for (auto tool : {"record_agent_improvement", "create_task_plan", "update_task_step",
-                      "complete_task_plan", "create_user_skill", "create_agent_memory",
-                      "search_contacts"})
+    for (auto tool :
+         {"record_agent_improvement", "create_task_plan", "update_task_step", "complete_task_plan",
+          "create_user_skill", "create_agent_memory", "search_contacts"})
       grant(tool);
   }
 
@@ -38,8 +38,8 @@ struct tools_fixture {
   }
 
   std::string start_run(const std::string& chan = "owner_text_chat") {
-    auto run = node.call("POST", "/v1/runs", token,
-                         json{{"agent_id", agent_id}, {"channel", chan}}.dump());
+    auto run =
+      node.call("POST", "/v1/runs", token, json{{"agent_id", agent_id}, {"channel", chan}}.dump());
     REQUIRE_MESSAGE(run.status == 201, run.raw);
     return run.body["run_id"].get<std::string>();
   }
@@ -69,13 +69,14 @@ TEST_CASE("a run's internal tool calls do their work through the tool desk") {
                           {{"title", "Move flat"}, {"steps", {"Pack", "Book a van"}}});
   auto plan_id = made["plan"]["plan_id"].get<std::string>();
   CHECK(made["plan"]["run_id"] == run); // from the execution context
-  f.result_of(run, "update_task_step", {{"plan_id", plan_id}, {"step_index", 1}, {"status", "done"}});
+  f.result_of(run, "update_task_step",
+              {{"plan_id", plan_id}, {"step_index", 1}, {"status", "done"}});
   auto listed = f.result_of(run, "list_task_plans", json::object());
   REQUIRE(listed["plans"].size() == 1);
   CHECK(listed["plans"][0]["steps"][1]["status"] == "done");
   // A tool's own refusal is a tool error, not a failure of the call.
-  auto missing = f.call(run, "update_task_step",
-                        {{"plan_id", plan_id}, {"step_index", 7}, {"status", "done"}});
+  auto missing =
+    f.call(run, "update_task_step", {{"plan_id", plan_id}, {"step_index", 7}, {"status", "done"}});
   CHECK(missing["status"] == "tool_error");
   CHECK(missing["output"]["result"]["structuredContent"]["error"] == "not_found");
 }
@@ -83,10 +84,9 @@ TEST_CASE("a run's internal tool calls do their work through the tool desk") {
 TEST_CASE("an improvement waits for review and the owner's confirmation reaches the next run") {
   tools_fixture f;
   auto run = f.start_run();
-  auto submitted = f.result_of(run, "record_agent_improvement",
-                               {{"kind", "memory"},
-                                {"title", "Seat"},
-                                {"content", "Prefers aisle seats on long flights"}});
+  auto submitted = f.result_of(
+    run, "record_agent_improvement",
+    {{"kind", "memory"}, {"title", "Seat"}, {"content", "Prefers aisle seats on long flights"}});
   CHECK(submitted["status"] == "pending_review");
   auto id = submitted["candidate_id"].get<std::string>();
   CHECK(f.result_of(run, "list_agent_memories", json::object())["memories"].empty());
@@ -133,32 +133,31 @@ TEST_CASE("another tenant's candidate plan or memory id is not found and nothing
   auto id = submitted["candidate_id"].get<std::string>();
   CHECK(f.node.call("POST", "/v1/knowledge/candidates/" + id + "/confirm", other_token).status
         == 404);
-  CHECK(f.node.call("POST", "/v1/admin/tenants/" + other_id + "/knowledge/candidates/" + id
-                      + "/confirm",
-                    admin_token)
+  CHECK(f.node
+          .call("POST",
+                "/v1/admin/tenants/" + other_id + "/knowledge/candidates/" + id + "/confirm",
+                admin_token)
           .status
         == 404);
   auto other_agents = f.node.call("GET", "/v1/agents", other_token).body;
-  auto other_run = f.node.call("POST", "/v1/runs", other_token,
-                               json{{"agent_id", other_agents[0]["agent_id"]},
-                                    {"channel", "owner_text_chat"}}
-                                 .dump());
+  auto other_run = f.node.call(
+    "POST", "/v1/runs", other_token,
+    json{{"agent_id", other_agents[0]["agent_id"]}, {"channel", "owner_text_chat"}}.dump());
   REQUIRE(other_run.status == 201);
   // (the other tenant's run start stores its snapshot and audit: counted from here)
   before = f.node.stored_events();
-  json body{{"calls",
-             {{{"call_id", "x"},
-               {"name", "list_task_plans"},
-               {"arguments", {{"status", "all"}}}}}}};
-  auto listed = f.node.call("POST", "/v1/runs/" + other_run.body["run_id"].get<std::string>()
-                                      + "/tool-calls",
-                            other_token, body.dump());
+  json body{
+    {"calls",
+     {{{"call_id", "x"}, {"name", "list_task_plans"}, {"arguments", {{"status", "all"}}}}}}};
+  auto listed =
+    f.node.call("POST", "/v1/runs/" + other_run.body["run_id"].get<std::string>() + "/tool-calls",
+                other_token, body.dump());
   REQUIRE(listed.status == 200);
   CHECK(listed.body["outputs"][0]["output"]["structuredContent"]["plans"].empty());
   // A read stores its round's audit and activity only (two events), no knowledge.
   CHECK(f.node.stored_events() == before + 2);
   CHECK(f.node.call("GET", "/v1/knowledge/candidates", f.token).body["pending"] == 1);
-  (void) plan;
+  (void)plan;
 }
 
 TEST_CASE("knowledge review input that is malformed is refused with a specific error") {

@@ -31,8 +31,8 @@ struct host {
   }
 
   std::string start_run(const std::string& chan = "owner_text_chat") {
-    auto run = node.call("POST", "/v1/runs", token,
-                         json{{"agent_id", agent_id}, {"channel", chan}}.dump());
+    auto run =
+      node.call("POST", "/v1/runs", token, json{{"agent_id", agent_id}, {"channel", chan}}.dump());
     REQUIRE_MESSAGE(run.status == 201, run.raw);
     return run.body["run_id"].get<std::string>();
   }
@@ -117,9 +117,9 @@ TEST_CASE("history search reaches only the tenant's own transcripts and evidence
   host h;
   auto mine = h.start_run();
   h.turn(mine, "Where is the spare key", "Under the blue flowerpot by the door.");
-  auto evidence = h.result_of(mine, "search_agent_history",
-                              {{"query", "flowerpot"}})["results"][0]["evidence_id"]
-                    .get<std::string>();
+  auto evidence =
+    h.result_of(mine, "search_agent_history", {{"query", "flowerpot"}})["results"][0]["evidence_id"]
+      .get<std::string>();
   auto [other_id, other_token] = h.node.make_tenant("Other");
   auto other_agent =
     h.node.call("GET", "/v1/agents", other_token).body[0]["agent_id"].get<std::string>();
@@ -129,15 +129,15 @@ TEST_CASE("history search reaches only the tenant's own transcripts and evidence
                     json{{"tool", tool}, {"decision", "allow"}}.dump())
               .status
             == 200);
-  auto other_run = h.node.call("POST", "/v1/runs", other_token,
-                               json{{"agent_id", other_agent}, {"channel", "owner_text_chat"}}
-                                 .dump());
+  auto other_run =
+    h.node.call("POST", "/v1/runs", other_token,
+                json{{"agent_id", other_agent}, {"channel", "owner_text_chat"}}.dump());
   REQUIRE(other_run.status == 201);
   auto ask = [&](const std::string& tool, json args) {
     json body{{"calls", {{{"call_id", "c1"}, {"name", tool}, {"arguments", std::move(args)}}}}};
-    auto answer = h.node.call("POST", "/v1/runs/" + other_run.body["run_id"].get<std::string>()
-                                        + "/tool-calls",
-                              other_token, body.dump());
+    auto answer =
+      h.node.call("POST", "/v1/runs/" + other_run.body["run_id"].get<std::string>() + "/tool-calls",
+                  other_token, body.dump());
     REQUIRE(answer.status == 200);
     return answer.body["outputs"][0];
   };
@@ -153,7 +153,8 @@ TEST_CASE("history queries of query-syntax characters are plain text and a huge 
   host h;
   auto run = h.start_run();
   h.turn(run, "What is NOT allowed", "Pets (other than cats) are not allowed: \"no dogs\".");
-  for (auto query : {"NOT allowed", "\"no dogs\"", "(cats)", "dogs*", "title:pets", "-cats ~dogs"}) {
+  for (auto query :
+       {"NOT allowed", "\"no dogs\"", "(cats)", "dogs*", "title:pets", "-cats ~dogs"}) {
     CAPTURE(query);
     auto out = h.call(run, "search_agent_history", {{"query", query}});
     CHECK(out["status"] == "ok");

@@ -12,8 +12,8 @@ namespace {
 std::vector<contact_record> saved() {
   std::vector<contact_record> out;
   out.push_back({"ct_ana", "Ana Silva", "+351912345678", true, "owes me lunch", "ana@example.com"});
-  out.push_back({"ct_ana2", "Ana Costa", "+351913333444", false, "met at the conference",
-                 "costa@example.com"});
+  out.push_back(
+    {"ct_ana2", "Ana Costa", "+351913333444", false, "met at the conference", "costa@example.com"});
   out.push_back({"ct_bob", "Bob Stone", "+14155550100", false, "", ""});
   return out;
 }
@@ -75,7 +75,8 @@ TEST_CASE("on SMS and WhatsApp only an admin sender gets contacts, with number e
     CHECK(admin["resolution"] == "unique");
     CHECK(admin["contacts"][0]["phone_ending"] == "…0100");
     CHECK(admin.dump().find("+14155550100") == std::string::npos);
-    auto stranger = contacts::search(saved(), context(c, caller_class::unknown), {{"query", "bob"}});
+    auto stranger =
+      contacts::search(saved(), context(c, caller_class::unknown), {{"query", "bob"}});
     CHECK(stranger.is_error);
     CHECK(stranger.result["error"] == "sender_not_admin");
   }
@@ -98,9 +99,9 @@ TEST_CASE("the place-call tool resolves a contact of this tenant and records the
 }
 
 TEST_CASE("the place-call tool refuses another tenant's contact and stores nothing") {
-  auto out = contacts::place_call(saved(), twilio(), context(),
-                                  {{"contact_id", "ct_other_tenant"},
-                                   {"objective", "Confirm Thursday's delivery window"}});
+  auto out = contacts::place_call(
+    saved(), twilio(), context(),
+    {{"contact_id", "ct_other_tenant"}, {"objective", "Confirm Thursday's delivery window"}});
   CHECK(out.result["error"] == "not_found");
   CHECK(out.writes.empty());
 }

@@ -140,8 +140,8 @@ TEST_CASE("a candidate that looks like a credential is refused and nothing is st
   commit(st, kn::set_consent(true, 1));
   for (std::string secret :
        {"my key is sk-live1234567890abcdefghijklmnop", "password: hunter2hunter2",
-        "token ghp_abcdefghijklmnopqrstuvwxyz0123456789",
-        "-----BEGIN PRIVATE KEY-----", "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload.sig"}) {
+        "token ghp_abcdefghijklmnopqrstuvwxyz0123456789", "-----BEGIN PRIVATE KEY-----",
+        "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload.sig"}) {
     CAPTURE(secret);
     auto out = kn::call(st, context(), "create_agent_memory", {{"content", secret}}, kn::limits{});
     CHECK(out.is_error);
@@ -160,9 +160,9 @@ TEST_CASE("the node's Memory MCP and Skill MCP writes never become active withou
   auto memory = kn::submit_from_server(st, context(), kn::source::memory_mcp, kn::change::memory,
                                        {{"content", "Prefers tea"}}, kn::limits{});
   commit(st, memory);
-  auto skill = kn::submit_from_server(st, context(), kn::source::skill_mcp, kn::change::skill,
-                                      {{"title", "Weekly review"}, {"content", "Steps..."}},
-                                      kn::limits{});
+  auto skill =
+    kn::submit_from_server(st, context(), kn::source::skill_mcp, kn::change::skill,
+                           {{"title", "Weekly review"}, {"content", "Steps..."}}, kn::limits{});
   commit(st, skill);
   CHECK(memory.result["status"] == "pending_review");
   CHECK(skill.result["status"] == "pending_review");
@@ -207,8 +207,8 @@ TEST_CASE("a skill update keeps the previous version as an archived copy") {
   auto update = call(st, "update_user_skill", {{"slug", "inbox-zero"}, {"instructions", "v2"}});
   CHECK(update.result["status"] == "pending_review");
   CHECK(st.skills.at("inbox-zero").current.instructions == "v1");
-  auto confirmed = kn::confirm(st, update.result["candidate_id"].get<std::string>(), 2,
-                               kn::limits{});
+  auto confirmed =
+    kn::confirm(st, update.result["candidate_id"].get<std::string>(), 2, kn::limits{});
   REQUIRE(confirmed);
   commit(st, *confirmed);
   const auto& s = st.skills.at("inbox-zero");
@@ -240,8 +240,8 @@ TEST_CASE("another agent's memory id is not found and nothing is stored") {
   auto mine = call(st, "create_agent_memory", {{"content", "Mine"}}, context("a_1"));
   REQUIRE(mine.result["status"] == "applied");
   auto memory_id = st.memories.begin()->first;
-  auto other = kn::call(st, context("a_2"), "archive_agent_memory", {{"memory_id", memory_id}},
-                        kn::limits{});
+  auto other =
+    kn::call(st, context("a_2"), "archive_agent_memory", {{"memory_id", memory_id}}, kn::limits{});
   CHECK(other.result["error"] == "not_found");
   CHECK(other.writes.empty());
   CHECK(call(st, "list_agent_memories", json::object(), context("a_2")).result["memories"].empty());
@@ -255,8 +255,8 @@ TEST_CASE("a duplicate memory is refused") {
   kn::state st;
   commit(st, kn::set_consent(true, 1));
   call(st, "create_agent_memory", {{"content", "Prefers tea"}});
-  auto again = kn::call(st, context(), "create_agent_memory", {{"content", "  prefers TEA "}},
-                        kn::limits{});
+  auto again =
+    kn::call(st, context(), "create_agent_memory", {{"content", "  prefers TEA "}}, kn::limits{});
   CHECK(again.result["error"] == "duplicate");
   CHECK(again.writes.empty());
 }
@@ -276,7 +276,8 @@ TEST_CASE("list_agent_memories pages with its own cursor and refuses any other")
   auto cursor = first.result["next_cursor"].get<std::string>();
   auto second = call(st, "list_agent_memories", {{"limit", 10}, {"cursor", cursor}});
   CHECK(second.result["memories"][0]["content"] == "fact 14");
-  auto third = call(st, "list_agent_memories", {{"limit", 10}, {"cursor", second.result["next_cursor"]}});
+  auto third =
+    call(st, "list_agent_memories", {{"limit", 10}, {"cursor", second.result["next_cursor"]}});
   CHECK(third.result["memories"].size() == 5);
   CHECK_FALSE(third.result.contains("next_cursor"));
   for (auto bad : {"o:99", "x:1", "o:-1", "o:", "cursor"}) {

@@ -31,8 +31,8 @@ tool_outcome call(pl::state& st, std::string_view tool, json args, tool_context 
 }
 
 std::string make_plan(pl::state& st, tool_context ctx = context()) {
-  auto out = call(st, "create_task_plan", {{"title", "Move flat"}, {"steps", {"Pack", "Book van"}}},
-                  ctx);
+  auto out =
+    call(st, "create_task_plan", {{"title", "Move flat"}, {"steps", {"Pack", "Book van"}}}, ctx);
   REQUIRE_FALSE(out.is_error);
   return out.result["plan"]["plan_id"].get<std::string>();
 }
@@ -78,12 +78,12 @@ TEST_CASE("another agent's or tenant's plan id is not found and nothing is store
   auto id = make_plan(st, context("a_1"));
   for (auto tool : {"update_task_step", "complete_task_plan"}) {
     CAPTURE(tool);
-    auto out = call(st, tool, {{"plan_id", id}, {"step_index", 0}, {"status", "done"}},
-                    context("a_2"));
+    auto out =
+      call(st, tool, {{"plan_id", id}, {"step_index", 0}, {"status", "done"}}, context("a_2"));
     CHECK(out.result["error"] == "not_found");
     CHECK(out.writes.empty());
-    auto foreign = call(st, tool, {{"plan_id", "plan_of_another_tenant"}, {"step_index", 0},
-                                   {"status", "done"}});
+    auto foreign = call(
+      st, tool, {{"plan_id", "plan_of_another_tenant"}, {"step_index", 0}, {"status", "done"}});
     CHECK(foreign.result["error"] == "not_found");
   }
   CHECK(call(st, "list_task_plans", {{"status", "all"}}, context("a_2")).result["plans"].empty());
@@ -97,7 +97,8 @@ TEST_CASE("complete_task_plan closes a plan once") {
   CHECK(st.plans.at(id).completed);
   auto again = call(st, "complete_task_plan", {{"plan_id", id}});
   CHECK(again.result["error"] == "conflict");
-  auto step = call(st, "update_task_step", {{"plan_id", id}, {"step_index", 0}, {"status", "done"}});
+  auto step =
+    call(st, "update_task_step", {{"plan_id", id}, {"step_index", 0}, {"status", "done"}});
   CHECK(step.result["error"] == "conflict");
 }
 
@@ -114,7 +115,8 @@ TEST_CASE("list_task_plans lists the agent's plans by status, newest first") {
   auto all = call(st, "list_task_plans", {{"status", "all"}});
   REQUIRE(all.result["plans"].size() == 2);
   CHECK(all.result["plans"][0]["plan_id"] == second);
-  CHECK(call(st, "list_task_plans", {{"status", "completed"}}).result["plans"][0]["plan_id"] == first);
+  CHECK(call(st, "list_task_plans", {{"status", "completed"}}).result["plans"][0]["plan_id"]
+        == first);
 }
 
 TEST_CASE("open plans per agent are bounded") {

@@ -1,0 +1,156 @@
+// The node's own MCP servers (/mcp/docs, /mcp/memory, /mcp/skills) as the
+// official TypeScript SDK's client sees them: tenant-token authentication,
+// the agent's grants deciding what is listed and callable, audited calls,
+// and writes that wait for the owner's review.
+#include <doctest/doctest.h>
+
+#include "support/child_process.hpp"
+#include "support/node_peer.hpp"
+#include "support/running_node.hpp"
+
+using namespace voxos;
+using nlohmann::json;
+
+namespace {
+
+struct mcp_fixture {
+  test::temp_dir dir;
+  test::running_node node{dir};
+  std::string tenant_id;
+  std::string token;
+  std::string agent_id;
+
+  mcp_fixture() {
+    std::tie(tenant_id, token) = node.make_tenant("Acme");
+    agent_id = node.call("GET", "/v1/agents", token).body[0]["agent_id"].get<std::string>();
+  }
+
+  std::string url(const std::string& server) {
+    return "http://127.0.0.1:" + std::to_string(node.get().http_port()) + "/mcp/" + server;
+  }
+
+  void grant(const std::string& tool, const std::string& decision = "allow") {
+    auto set = node.call("PUT", "/v1/agents/" + agent_id + "/grants", token,
+                         json{{"tool", tool}, {"decision", decision}}.dump());
+    REQUIRE_MESSAGE(set.status == 200, set.raw);
+  }
+
+  /// The SDK client against `server`: its JSON line.
+  json client(const std::string& server, json calls = json::array(),
+              const std::string& with_token = "") {
+    test::temp_dir logs;
+    test::child_process proc{{test::node_path(), "sdk_mcp_client.mjs", url(server),
+                              with_token.empty() ? token : with_token, calls.dump()},
+                             test::peers_dir().string(),
+                             (logs.path() / "stderr").string()};
+    REQUIRE(proc.started());
+    auto out = proc.read_all();
+    proc.wait();
+    auto line = json::parse(out, nullptr, false);
+    REQUIRE_MESSAGE(line.is_object(), out << proc.error_output());
+    return line;
+  }
+};
+
+} // namespace
+
+TEST_CASE("the node's docs MCP serves the product documentation to a tenant token") {
+  mcp_fixture f;
+  auto out = f.client(
+    "docs",
+    json::array(
+      {{{"name", "search_product_docs"}, {"arguments", {{"query", "automatic-saving consent"}}}},
+       {{"name", "read_product_doc"}, {"arguments", {{"doc_id", "internal-tools"}}}}}));
+  CHECK(out["server"]["name"] == "voxos-docs");
+  CHECK(out["tools"] == json::array({"read_product_doc", "search_product_docs"}));
+  auto hits = out["calls"][0]["result"]["structuredContent"]["results"];
+  REQUIRE_FALSE(hits.empty());
+  CHECK(hits[0]["doc_id"] == "internal-tools");
+  auto doc = out["calls"][1]["result"]["structuredContent"];
+  CHECK(doc["title"] == "Internal tools");
+}
+
+TEST_CASE("the node's MCP servers refuse a missing or unknown token") {
+  mcp_fixture f;
+  for (auto token : {"vxt_not-a-token-of-this-node"}) {
+    auto out = f.client("memory", json::array(), token);
+    CHECK(out.contains("connect_error"));
+  }
+  httplib::Client cli{"127.0.0.1", f.node.get().http_port()};
+  auto res =
+    cli.Post("/mcp/memory", R"({"jsonrpc":"2.0","id":1,"method":"ping"})", "application/json");
+  REQUIRE(res);
+  CHECK(res->status == 401);
+  CHECK(res->get_header_value("WWW-Authenticate") == "Bearer");
+}
+
+TEST_CASE("the node's MCP servers list and call only the tools the agent's grants allow") {
+  mcp_fixture f;
+  // Reads are granted by default; the write is not.
+  auto before = f.client("memory", json::array({{{"name", "propose_agent_memory"},
+                                                 {"arguments", {{"content", "Likes tea"}}}}}));
+  CHECK(before["tools"] == json::array({"list_agent_memories"}));
+  CHECK(before["calls"][0].contains("error"));
+  CHECK(f.node.call("GET", "/v1/knowledge/candidates", f.token).body["candidates"].empty());
+  f.grant("list_agent_memories", "deny");
+  CHECK(f.client("memory")["tools"].empty());
+}
+
+TEST_CASE("the Memory MCP's writes are proposals that wait for review even under consent") {
+  mcp_fixture f;
+  f.grant("propose_agent_memory");
+  REQUIRE(
+    f.node.call("PUT", "/v1/knowledge/consent", f.token, R"({"automatic_saving":true})").status
+    == 200);
+  auto out =
+    f.client("memory",
+             json::array(
+               {{{"name", "propose_agent_memory"}, {"arguments", {{"content", "Likes green tea"}}}},
+                {{"name", "list_agent_memories"}, {"arguments", json::object()}}}));
+  auto proposed = out["calls"][0]["result"]["structuredContent"];
+  CHECK(proposed["status"] == "pending_review");
+  CHECK(out["calls"][1]["result"]["structuredContent"]["memories"].empty());
+  auto pending = f.node.call("GET", "/v1/knowledge/candidates", f.token).body["candidates"];
+  REQUIRE(pending.size() == 1);
+  CHECK(pending[0]["source"] == "memory_mcp");
+  CHECK(pending[0]["agent_id"] == f.agent_id);
+  // Each call was decided and audited.
+  auto audit = f.node.call("GET", "/v1/audit", f.token).body;
+  bool seen = false;
+  for (const auto& row : audit)
+    seen = seen || (row["tool"] == "propose_agent_memory" && row["channel"] == "mcp:memory");
+  CHECK(seen);
+}
+
+TEST_CASE("the Skill MCP's new skills are drafts for the owner to review") {
+  mcp_fixture f;
+  f.grant("create_user_skill");
+  auto out = f.client(
+    "skills",
+    json::array({{{"name", "create_user_skill"},
+                  {"arguments",
+                   {{"name", "Weekly review"}, {"instructions", "List the week's open items."}}}},
+                 {{"name", "list_agent_skills"}, {"arguments", json::object()}}}));
+  CHECK(out["calls"][0]["result"]["structuredContent"]["status"] == "pending_review");
+  CHECK(out["calls"][1]["result"]["structuredContent"]["skills"].empty());
+  auto id = f.node.call("GET", "/v1/knowledge/candidates", f.token)
+              .body["candidates"][0]["id"]
+              .get<std::string>();
+  REQUIRE(f.node.call("POST", "/v1/knowledge/candidates/" + id + "/confirm", f.token).status
+          == 200);
+  auto after = f.client("skills", json::array({{{"name", "get_agent_skill"},
+                                                {"arguments", {{"slug", "weekly-review"}}}}}));
+  CHECK(after["calls"][0]["result"]["structuredContent"]["instructions"]
+        == "List the week's open items.");
+}
+
+TEST_CASE("the node's MCP servers act for the agent named, and never another tenant's") {
+  mcp_fixture f;
+  auto [other_id, other_token] = f.node.make_tenant("Other");
+  auto other_agent =
+    f.node.call("GET", "/v1/agents", other_token).body[0]["agent_id"].get<std::string>();
+  auto foreign = f.client("memory?agent_id=" + other_agent);
+  CHECK(foreign.contains("connect_error"));
+  auto own = f.client("memory?agent_id=" + f.agent_id);
+  CHECK(own["tools"] == json::array({"list_agent_memories"}));
+}
