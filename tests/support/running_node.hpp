@@ -2,6 +2,7 @@
 // small helpers to call its HTTP API.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -74,16 +75,37 @@ public:
     return cfg;
   }
 
-  void stop() { node_.reset(); }
+  void stop() {
+    kept_alive_.reset();
+    node_.reset();
+  }
 
   voxos::node& get() { return *node_; }
+
+  /// From now on, call() sends every request over one kept-alive
+  /// connection: the node answers them in order, each one answered and
+  /// counted in its metrics before the next is read. For calls from one
+  /// thread at a time.
+  void keep_alive() { keep_alive_ = true; }
+
+  /// Requests call() has sent.
+  uint64_t requests_sent() const noexcept { return requests_sent_.load(); }
 
   http_reply call(const std::string& method, const std::string& path, const std::string& token = {},
                   const std::string& body = {},
                   const std::string& content_type = "application/json") {
-    httplib::Client cli{"127.0.0.1", node_->http_port()};
-    cli.set_tcp_nodelay(true);
-    cli.set_read_timeout(30);
+    ++requests_sent_;
+    std::unique_ptr<httplib::Client> fresh;
+    if (!kept_alive_) {
+      fresh = std::make_unique<httplib::Client>("127.0.0.1", node_->http_port());
+      fresh->set_tcp_nodelay(true);
+      fresh->set_read_timeout(30);
+      if (keep_alive_) {
+        fresh->set_keep_alive(true);
+        kept_alive_ = std::move(fresh);
+      }
+    }
+    auto& cli = kept_alive_ ? *kept_alive_ : *fresh;
     httplib::Headers headers;
     if (!token.empty())
       headers.emplace("Authorization", "Bearer " + token);
@@ -131,6 +153,9 @@ private:
   std::function<void(node_config&)> tweak_;
   node_secrets secrets_ = test_secrets();
   std::unique_ptr<voxos::node> node_;
+  bool keep_alive_ = false;
+  std::unique_ptr<httplib::Client> kept_alive_; ///< with keep_alive(), while the node runs
+  std::atomic<uint64_t> requests_sent_{0};
 };
 
 } // namespace voxos::test
