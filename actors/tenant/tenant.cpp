@@ -1101,6 +1101,7 @@ struct run_start {
   run_context ctx;
   std::string chat_id;
   std::string instructions;
+  bool new_chat = false; ///< the chat starts with this run ("chat.opened" first)
 };
 
 /// The refusal of another run when the tenant has run.max_live_runs.
@@ -1154,6 +1155,22 @@ void start_run(self_pointer self, run_start start, effective_policy snapshot,
                        0,
                        run_record.events.front().type,
                        run_record.events.front().data};
+  if (start.new_chat) {
+    // The chat's stream opens with its first run: later runs may continue
+    // it (the store serves a read after the appends queued before it).
+    append_request opened;
+    opened.tenant = st.tenant_id;
+    opened.stream = "chat." + start.chat_id;
+    opened.events.push_back(
+      {"chat.opened",
+       json{{"chat_id", start.chat_id}, {"run_id", ctx.run_id}, {"agent_id", ctx.agent_id}}
+         .dump()});
+    opened.expected_next = 1;
+    self->request(st.store, store_timeout, append_atom::value, std::move(opened))
+      .then(
+        [](const append_result&) {},
+        [](caf::error& err) { log::error("tenant", "a chat was not opened: " + message_of(err)); });
+  }
   self->request(st.store, store_timeout, append_atom::value, std::move(run_record))
     .then(
       [self, promise, answer, composed = std::move(composed), run_id = ctx.run_id,
@@ -1185,6 +1202,28 @@ void start_run(self_pointer self, run_start start, effective_policy snapshot,
         settled();
         promise.deliver(std::move(err));
       });
+}
+
+std::vector<std::string> caches_to_repair(tenant_actor_state& st, const effective_policy& snapshot);
+template <class F>
+void repair_caches(self_pointer self, std::vector<std::string> servers, F done);
+
+/// Composes the run's snapshot (after one live discovery of servers whose
+/// cache lacks a tool it would consider) and starts it.
+void compose_and_start(self_pointer self, run_start start, string_promise promise) {
+  auto& st = self->state;
+  auto snapshot = compose_policy(current_policy_index(st), start.ctx, wall_clock_us());
+  auto stale = caches_to_repair(st, snapshot);
+  if (stale.empty()) {
+    start_run(self, std::move(start), std::move(snapshot), std::move(promise));
+    return;
+  }
+  // An allowlisted tool no discovery has described: one live discovery
+  // of its server repairs the cache, then the run is composed afresh.
+  repair_caches(self, std::move(stale), [self, start = std::move(start), promise]() mutable {
+    auto again = compose_policy(current_policy_index(self->state), start.ctx, wall_clock_us());
+    start_run(self, std::move(start), std::move(again), promise);
+  });
 }
 
 /// Servers of the snapshot to discover before the run is composed: those
@@ -1313,10 +1352,23 @@ caf::result<std::string> install_examples(self_pointer self, const std::string& 
     .then(
       [self, promise, request = std::move(*request)](const std::string& slugs_text) mutable {
         std::set<std::string> existing;
-        for (const auto& slug : json::parse(slugs_text)["slugs"])
+        auto slugs = json::parse(slugs_text);
+        for (const auto& slug : slugs["slugs"])
           existing.insert(slug.get<std::string>());
         auto verdicts =
           plan_example_install(self->state.cfg.state, request.skills, existing, request.dry_run);
+        auto room = slugs.value("room", std::size_t{0});
+        auto writing = static_cast<std::size_t>(
+          std::count_if(verdicts.begin(), verdicts.end(), [](const example_verdict& v) {
+            return v.outcome == example_outcome::installed
+                   || v.outcome == example_outcome::would_install;
+          }));
+        if (writing > room) {
+          promise.deliver(make_error(errc::out_of_range,
+                                     "installing these skills would pass the account's bound of "
+                                     "skills (tools.skills); nothing was installed"));
+          return;
+        }
         json writes = json::array();
         for (std::size_t idx = 0; idx < verdicts.size(); ++idx)
           if (verdicts[idx].outcome == example_outcome::installed)
@@ -1334,7 +1386,8 @@ caf::result<std::string> install_examples(self_pointer self, const std::string& 
           .then(
             [promise, verdicts](const std::string& written) mutable {
               // A slug taken meanwhile (a candidate confirmed) stays as it is.
-              for (const auto& row : json::parse(written)["skills"])
+              auto rows = json::parse(written);
+              for (const auto& row : rows["skills"])
                 if (row["outcome"] != "installed")
                   for (auto& v : verdicts)
                     if (v.slug == row["slug"])
@@ -1634,21 +1687,31 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
       ctx.agent_id = agent_id;
       ctx.chan = *c;
       ctx.caller_number = caller;
-      run_start start{std::move(ctx), requested_chat.empty() ? make_id("c_") : requested_chat,
-                      std::move(instructions)};
+      bool new_chat = requested_chat.empty();
+      run_start start{std::move(ctx), new_chat ? make_id("c_") : requested_chat,
+                      std::move(instructions), new_chat};
       auto promise = self->make_response_promise<std::string>();
-      auto snapshot = compose_policy(current_policy_index(st), start.ctx, wall_clock_us());
-      auto stale = caches_to_repair(st, snapshot);
-      if (stale.empty()) {
-        start_run(self, std::move(start), std::move(snapshot), promise);
+      if (new_chat) {
+        compose_and_start(self, std::move(start), promise);
         return promise;
       }
-      // An allowlisted tool no discovery has described: one live discovery
-      // of its server repairs the cache, then the run is composed afresh.
-      repair_caches(self, std::move(stale), [self, start = std::move(start), promise]() mutable {
-        auto again = compose_policy(current_policy_index(self->state), start.ctx, wall_clock_us());
-        start_run(self, std::move(start), std::move(again), promise);
-      });
+      // A chat to continue must be one of this tenant's: its stream opens
+      // with the chat's first run.
+      stream_query q{st.tenant_id, "chat." + requested_chat, 1, 1};
+      self->request(st.store, store_timeout, read_atom::value, q)
+        .then(
+          [self, start = std::move(start), promise](std::vector<event_record>& head) mutable {
+            if (head.empty()) {
+              audit(self, "config.refused",
+                    {{"op", "start_run"}, {"code", "not_found"}, {"reason", "unknown chat"}},
+                    [promise](bool) mutable {
+                      promise.deliver(make_error(errc::not_found, "no such chat for this tenant"));
+                    });
+              return;
+            }
+            compose_and_start(self, std::move(start), promise);
+          },
+          [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
       return promise;
     },
     [self, note](sign_in_atom, server_atom, const std::string& server_id,

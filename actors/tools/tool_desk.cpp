@@ -306,7 +306,9 @@ caf::result<std::string> owner_op(self_pointer self, const std::string& op, cons
     for (const auto& [id, c] : st.knowledge.candidates)
       if (c.state == knowledge::review::pending && c.kind == knowledge::change::skill)
         slugs.push_back(c.target);
-    return json{{"slugs", std::move(slugs)}}.dump();
+    auto held = st.knowledge.skills.size();
+    auto limit = st.limits.knowledge.skills;
+    return json{{"slugs", std::move(slugs)}, {"room", held < limit ? limit - held : 0}}.dump();
   }
   return make_error(errc::not_found, "unknown knowledge operation");
 }

@@ -194,3 +194,38 @@ TEST_CASE("a skill body of 10 MB is refused with a specific error and nothing is
   // Only the round's audit row and activity are stored.
   CHECK(f.node.stored_events() == before + 2);
 }
+
+TEST_CASE("a run continues only a chat of its own tenant") {
+  tools_fixture f;
+  auto first = f.node.call("POST", "/v1/runs", f.token,
+                           json{{"agent_id", f.agent_id}, {"channel", "owner_text_chat"}}.dump());
+  REQUIRE(first.status == 201);
+  auto chat = first.body["chat_id"].get<std::string>();
+  auto again = f.node.call(
+    "POST", "/v1/runs", f.token,
+    json{{"agent_id", f.agent_id}, {"channel", "owner_text_chat"}, {"chat_id", chat}}.dump());
+  CHECK(again.status == 201);
+  CHECK(again.body["chat_id"] == chat);
+  // Another tenant cannot name it, nor may anyone name a chat that was never opened.
+  auto [other_id, other_token] = f.node.make_tenant("Other");
+  auto other_agent = f.node.call("GET", "/v1/agents", other_token).body[0]["agent_id"];
+  auto before = f.node.stored_events();
+  auto foreign = f.node.call(
+    "POST", "/v1/runs", other_token,
+    json{{"agent_id", other_agent}, {"channel", "owner_text_chat"}, {"chat_id", chat}}.dump());
+  CHECK(foreign.status == 404);
+  auto unknown = f.node.call(
+    "POST", "/v1/runs", f.token,
+    json{{"agent_id", f.agent_id}, {"channel", "owner_text_chat"}, {"chat_id", "c_never"}}.dump());
+  CHECK(unknown.status == 404);
+  // Each refusal is one audit row; no run was stored.
+  CHECK(f.node.stored_events() == before + 2);
+}
+
+TEST_CASE("listing 10,000 memories at once is refused by the tool's schema") {
+  tools_fixture f;
+  auto run = f.start_run();
+  auto out = f.call(run, "list_agent_memories", {{"limit", 10000}});
+  CHECK(out["status"] == "invalid_arguments");
+  CHECK(out["output"]["problems"][0]["path"] == "/limit");
+}

@@ -294,17 +294,7 @@ TEST_CASE("voxosctl skills load installs with one request, one line per skill an
   CHECK(a.setup() == setup);
 }
 
-// A known defect of the node's route, kept as a ratchet: this case is
-// expected to fail until the route is fixed; then drop should_fail().
-// install_examples (actors/tenant/tenant.cpp) reads the desk's answers with
-// `for (... : json::parse(text)["slugs"])` and `json::parse(written)["skills"]`:
-// the parsed document is a temporary destroyed before the loop body runs
-// (use after free), so the existing slugs never reach the plan and the
-// desk's "exists" never reaches the answer. The desk still refuses the slug
-// (the case above shows nothing is overwritten), but the answer says
-// would_install or installed.
-TEST_CASE("voxosctl skills load reports an existing skill as kept, in a dry run and for real"
-          * doctest::should_fail()) {
+TEST_CASE("voxosctl skills load reports an existing skill as kept, in a dry run and for real") {
   workspace_account a;
   auto first = a.load("google-workspace");
   REQUIRE_MESSAGE(first.code == 0, first.err);
