@@ -36,6 +36,12 @@ nlohmann::json mcp_tool_error(std::string_view text) {
   return out;
 }
 
+mcp_error mcp_resource_not_found(std::string_view uri, const mcp_call_context& ctx) {
+  auto code = mcp_is_session_version(ctx.protocol_version()) ? mcp_detail::code_resource_not_found
+                                                             : mcp_code::invalid_params;
+  return mcp_error{code, "Resource not found", nlohmann::json{{"uri", std::string{uri}}}};
+}
+
 namespace mcp_detail {
 
 std::string response_text(const jsonrpc_id& id, const nlohmann::json& result_value) {

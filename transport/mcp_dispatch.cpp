@@ -9,6 +9,7 @@
 #include <utility>
 #include <variant>
 
+#include "config/log.hpp"
 #include "transport/mcp_pagination.hpp"
 
 namespace voxos {
@@ -71,6 +72,27 @@ void stamp(nlohmann::json& result, const mcp_request_info& info, const mcp_cache
 /// or an error (nullopt: not one of these methods).
 using plain_answer = std::variant<nlohmann::json, mcp_error>;
 
+/// What the resource providers list for `caller`, each keeping to its own
+/// prefix (`per_caller`: some provider was asked); an internal error when
+/// one cannot answer.
+std::optional<plain_answer> provided_resources(mcp_server_state& state, const mcp_caller& caller,
+                                               std::vector<mcp_resource>& provided,
+                                               bool& per_caller) {
+  for (const auto& provider : state.registry.resource_providers()) {
+    per_caller = true;
+    auto listed = provider->list(caller);
+    if (!listed) {
+      log::warn("mcp_server", "a resource provider (" + provider->uri_prefix + ") could not list: "
+                                + std::string{to_string(listed.error().code())});
+      return plain_answer{mcp_error{mcp_code::internal_error, "resources unavailable", nullptr}};
+    }
+    for (auto& resource : *listed)
+      if (resource.uri.compare(0, provider->uri_prefix.size(), provider->uri_prefix) == 0)
+        provided.push_back(std::move(resource));
+  }
+  return std::nullopt;
+}
+
 std::optional<plain_answer> plain_method(mcp_server_state& state, const mcp_request_info& info,
                                          const std::string& method, const nlohmann::json& params) {
   const bool stateless = info.wire == mcp_wire::stateless;
@@ -85,7 +107,14 @@ std::optional<plain_answer> plain_method(mcp_server_state& state, const mcp_requ
           mcp_error{mcp_code::invalid_params, "Invalid params: cursor must be a string", nullptr}};
       cursor = params["cursor"].get<std::string>();
     }
-    auto page = state.registry.page(*list, cursor, state.options.page_size);
+    std::vector<mcp_resource> provided;
+    bool per_caller = false;
+    if (*list == mcp_list::resources && info.caller) {
+      auto answer = provided_resources(state, *info.caller, provided, per_caller);
+      if (answer)
+        return answer;
+    }
+    auto page = state.registry.page(*list, cursor, state.options.page_size, provided);
     if (!page)
       return plain_answer{
         mcp_error{mcp_code::invalid_params, "Invalid params: invalid cursor", nullptr}};
@@ -101,7 +130,10 @@ std::optional<plain_answer> plain_method(mcp_server_state& state, const mcp_requ
     nlohmann::json result = {{list_member(*list), std::move(page->items)}};
     if (page->next_cursor)
       result["nextCursor"] = *page->next_cursor;
-    stamp(result, info, state.options.list_cache);
+    auto hint = state.options.list_cache;
+    if (per_caller)
+      hint.shared = false;
+    stamp(result, info, hint);
     return plain_answer{std::move(result)};
   }
   if (method == "server/discover" && stateless) {

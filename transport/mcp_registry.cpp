@@ -34,6 +34,10 @@ constexpr std::array<std::string_view, 17> core_methods = {"initialize",
                                                            "notifications/initialized",
                                                            "notifications/cancelled"};
 
+bool starts_with(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
 status refuse(std::string what) {
   return status::error(errc::config_invalid, std::move(what));
 }
@@ -91,7 +95,7 @@ std::vector<std::string> keys_of(const Map& map) {
   std::vector<std::string> keys;
   keys.reserve(map.size());
   for (const auto& [key, value] : map)
-    keys.push_back(key);
+    keys.emplace_back(key);
   return keys;
 }
 
@@ -293,6 +297,9 @@ status mcp_registry::add_resource(mcp_resource resource) {
   std::unique_lock lock{mutex_};
   if (resources_.count(uri) != 0)
     return refuse("resource " + uri + " is already registered");
+  for (const auto& provider : providers_)
+    if (starts_with(uri, provider->uri_prefix))
+      return refuse("resource " + uri + " lies under the prefix of a resource provider");
   resources_.emplace(std::move(uri), std::make_shared<const mcp_resource>(std::move(resource)));
   return status::ok();
 }
@@ -327,6 +334,24 @@ status mcp_registry::add_resource_template(mcp_resource_template resource_templa
   if (templates_.count(key) != 0)
     return refuse("resource template " + key + " is already registered");
   templates_.emplace(std::move(key), std::make_shared<const mcp_template_entry>(std::move(entry)));
+  return status::ok();
+}
+
+status mcp_registry::add_resource_provider(mcp_resource_provider provider) {
+  if (provider.uri_prefix.empty())
+    return refuse("resource provider: uri_prefix is required");
+  if (!provider.list || !provider.read)
+    return refuse("resource provider " + provider.uri_prefix + ": list and read are required");
+  const auto& prefix = provider.uri_prefix;
+  std::unique_lock lock{mutex_};
+  for (const auto& other : providers_)
+    if (starts_with(prefix, other->uri_prefix) || starts_with(other->uri_prefix, prefix))
+      return refuse("resource provider " + prefix + " overlaps the prefix of another");
+  if (auto found = resources_.lower_bound(prefix);
+      found != resources_.end() && starts_with(found->first, prefix))
+    return refuse("resource provider " + prefix + " covers the registered resource "
+                  + found->first);
+  providers_.push_back(std::make_shared<const mcp_resource_provider>(std::move(provider)));
   return status::ok();
 }
 
@@ -401,6 +426,9 @@ std::shared_ptr<const mcp_prompt> mcp_registry::prompt(std::string_view name) co
 
 std::optional<mcp_resource_match> mcp_registry::resource(std::string_view uri) const {
   std::shared_lock lock{mutex_};
+  for (const auto& provider : providers_)
+    if (starts_with(uri, provider->uri_prefix))
+      return mcp_resource_match{provider->read, provider->cache, {}};
   if (auto found = resources_.find(uri); found != resources_.end())
     return mcp_resource_match{found->second->read, found->second->cache, {}};
   for (const auto& [key, entry] : templates_)
@@ -422,15 +450,29 @@ mcp_registry::extension_method(std::string_view method) const {
   return found == methods_.end() ? nullptr : found->second;
 }
 
+std::vector<std::shared_ptr<const mcp_resource_provider>> mcp_registry::resource_providers() const {
+  std::shared_lock lock{mutex_};
+  return providers_;
+}
+
 result<mcp_listing> mcp_registry::page(mcp_list list, const std::optional<std::string>& cursor,
-                                       std::size_t page_size) const {
+                                       std::size_t page_size,
+                                       const std::vector<mcp_resource>& provided) const {
   std::shared_lock lock{mutex_};
   switch (list) {
   case mcp_list::tools:
     return page_of(tools_, "tools", cursor, page_size,
                    [](const mcp_tool_entry& entry) { return entry.listed; });
-  case mcp_list::resources:
-    return page_of(resources_, "resources", cursor, page_size, listed_resource);
+  case mcp_list::resources: {
+    if (provided.empty())
+      return page_of(resources_, "resources", cursor, page_size, listed_resource);
+    std::map<std::string_view, const mcp_resource*> merged;
+    for (const auto& [uri, resource] : resources_)
+      merged.emplace(uri, resource.get());
+    for (const auto& resource : provided)
+      merged.emplace(resource.uri, &resource);
+    return page_of(merged, "resources", cursor, page_size, listed_resource);
+  }
   case mcp_list::resource_templates:
     return page_of(templates_, "resource_templates", cursor, page_size,
                    [](const mcp_template_entry& entry) { return entry.listed; });
@@ -445,7 +487,7 @@ nlohmann::json mcp_registry::capabilities(bool logging) const {
   auto out = nlohmann::json::object();
   if (!tools_.empty())
     out["tools"] = {{"listChanged", true}};
-  if (!resources_.empty() || !templates_.empty())
+  if (!resources_.empty() || !templates_.empty() || !providers_.empty())
     out["resources"] = {{"subscribe", true}, {"listChanged", true}};
   if (!prompts_.empty())
     out["prompts"] = {{"listChanged", true}};

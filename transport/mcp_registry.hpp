@@ -88,6 +88,7 @@ public:
   status add_resource(mcp_resource resource);
   bool remove_resource(std::string_view uri);
   status add_resource_template(mcp_resource_template resource_template);
+  status add_resource_provider(mcp_resource_provider provider);
   status add_prompt(mcp_prompt prompt);
   bool remove_prompt(std::string_view name);
   void set_completion(mcp_completion_handler handler);
@@ -95,15 +96,22 @@ public:
 
   std::shared_ptr<const mcp_tool_entry> tool(std::string_view name) const;
   std::shared_ptr<const mcp_prompt> prompt(std::string_view name) const;
-  /// The resource `uri` names: a plain resource first, else the first
-  /// template (in template order) that matches.
+  /// The resource `uri` names: the provider whose prefix it has, else a
+  /// plain resource, else the first template (in template order) that
+  /// matches.
   std::optional<mcp_resource_match> resource(std::string_view uri) const;
   std::shared_ptr<const mcp_completion_handler> completion() const;
   std::shared_ptr<const mcp_extension_method> extension_method(std::string_view method) const;
 
-  /// A page of a list. Errors: an invalid cursor (out_of_range).
+  /// The resource providers, for resources/list to ask outside the lock.
+  std::vector<std::shared_ptr<const mcp_resource_provider>> resource_providers() const;
+
+  /// A page of a list; for resources, `provided` (what the providers listed
+  /// for the caller) merged in URI order with the registered ones, the first
+  /// of a repeated URI kept. Errors: an invalid cursor (out_of_range).
   result<mcp_listing> page(mcp_list list, const std::optional<std::string>& cursor,
-                           std::size_t page_size) const;
+                           std::size_t page_size,
+                           const std::vector<mcp_resource>& provided = {}) const;
 
   /// The server capabilities for what is registered (tools, resources with
   /// subscribe, prompts, completions, extensions; listChanged throughout).
@@ -114,6 +122,7 @@ private:
   std::map<std::string, std::shared_ptr<const mcp_tool_entry>, std::less<>> tools_;
   std::map<std::string, std::shared_ptr<const mcp_resource>, std::less<>> resources_;
   std::map<std::string, std::shared_ptr<const mcp_template_entry>, std::less<>> templates_;
+  std::vector<std::shared_ptr<const mcp_resource_provider>> providers_;
   std::map<std::string, std::shared_ptr<const mcp_prompt>, std::less<>> prompts_;
   std::shared_ptr<const mcp_completion_handler> completion_;
   std::map<std::string, nlohmann::json, std::less<>> extensions_; ///< id -> settings

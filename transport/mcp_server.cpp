@@ -506,6 +506,13 @@ status mcp_server::add_resource_template(mcp_resource_template resource_template
   return added;
 }
 
+status mcp_server::add_resource_provider(mcp_resource_provider provider) {
+  auto added = state_->registry.add_resource_provider(std::move(provider));
+  if (added)
+    notify_resources_changed();
+  return added;
+}
+
 status mcp_server::add_prompt(mcp_prompt prompt) {
   auto added = state_->registry.add_prompt(std::move(prompt));
   if (added)

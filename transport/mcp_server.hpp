@@ -1,6 +1,7 @@
 // The MCP server side: one endpoint serving Streamable HTTP at two protocol
 // revisions, each at its own wire, for tools, resources (and templates),
-// prompts, completions, logging and extensions an embedder registers.
+// prompts, completions, logging and extensions an embedder registers, and
+// resources that differ by caller (mcp_resource_provider).
 // CAF-free; the embedder owns the HTTP server (http_server) and decides who
 // the caller is.
 //
@@ -194,6 +195,10 @@ private:
   std::function<bool()> gone_;
 };
 
+/// The error resources/read answers for a URI the server does not serve, at
+/// the call's wire: -32602 at 2026-07-28, -32002 at 2025-11-25; `data.uri`.
+mcp_error mcp_resource_not_found(std::string_view uri, const mcp_call_context& ctx);
+
 using mcp_tool_handler =
   std::function<mcp_outcome(const nlohmann::json& arguments, mcp_call_context& ctx)>;
 
@@ -239,6 +244,23 @@ struct mcp_resource {
   nlohmann::json annotations;
   std::optional<mcp_cache_hint> cache; ///< default: options' read_cache
   mcp_resource_handler read;
+};
+
+/// Resources that differ by caller (e.g. one tenant's skills), under a URI
+/// prefix the provider owns whole (no registered resource may lie under it,
+/// and it shadows any template matching there). `list` answers the
+/// resources a caller may see, asked on every resources/list (the entries'
+/// `read` and `cache` are not used; entries outside the prefix are dropped)
+/// and listed in URI order among the registered ones; `read` reads any URI
+/// under the prefix for the caller, answering mcp_resource_not_found for one
+/// it does not serve. An error from `list` answers resources/list with an
+/// internal error, its text withheld. With a provider registered,
+/// resources/list results are `private` to the caller at 2026-07-28.
+struct mcp_resource_provider {
+  std::string uri_prefix;
+  std::function<result<std::vector<mcp_resource>>(const mcp_caller& caller)> list;
+  mcp_resource_handler read;
+  std::optional<mcp_cache_hint> cache; ///< of its reads; default: options' read_cache
 };
 
 /// A resource template (RFC 6570 level 1: each `{name}` matches one or more
@@ -371,6 +393,9 @@ public:
   status add_resource(mcp_resource resource);
   bool remove_resource(std::string_view uri);
   status add_resource_template(mcp_resource_template resource_template);
+  /// Errors also: an empty prefix, one overlapping another provider's or a
+  /// registered resource's URI, no `list` or `read`.
+  status add_resource_provider(mcp_resource_provider provider);
   status add_prompt(mcp_prompt prompt);
   bool remove_prompt(std::string_view name);
   void set_completion(mcp_completion_handler handler);

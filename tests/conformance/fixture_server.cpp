@@ -1,7 +1,8 @@
 // The MCP conformance suite's server fixture, built on transport/mcp_server:
 // the tools, resources and prompts the suite's server scenarios call (their
 // names, arguments and answers are the scenarios'; see
-// tests/peers/CONFORMANCE.md, "Server scenarios"). A test program, not part
+// tests/peers/CONFORMANCE.md, "Server scenarios"), and skills
+// (fixture_skills.cpp) for its Skills extension scenarios. A test program, not part
 // of the product: the server core knows none of this.
 //
 //   mcp_fixture_server [PORT]
@@ -17,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/log.hpp"
+#include "conformance/fixture_skills.hpp"
 #include "transport/http_server.hpp"
 #include "transport/mcp_server.hpp"
 
@@ -579,6 +581,7 @@ int main(int argc, char** argv) {
   schema_tool(server);
   resources(server);
   prompts(server);
+  voxos::fixture::serve_skills(server);
   server.set_completion([](const voxos::mcp_completion_request&, mcp_call_context&) {
     return voxos::mcp_completion{};
   });

@@ -12,7 +12,8 @@
 //     an upgraded suite is looked at, not waved through);
 //   - the expected-failures list (the YAML list under `mode:`) is a ratchet:
 //     a listed scenario that passes fails the test (remove it), an unlisted
-//     one that fails fails it too, and a listed one that did not run as well.
+//     one that fails fails it too, and a listed one that did not run as well;
+//   - every scenario in `mustRun` (if given) must have written checks.
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 
@@ -49,7 +50,7 @@ function runs(outDir, mode) {
 }
 
 /// Judges the run; exits 0 if everything is as the ratchet says, else 1.
-export function judge({ outDir, revision, expectedFile, mode, required }) {
+export function judge({ outDir, revision, expectedFile, mode, required, mustRun = [] }) {
   const expected = expectedFailures(expectedFile, mode);
   const found = runs(outDir, mode);
   let bad = 0;
@@ -80,5 +81,7 @@ export function judge({ outDir, revision, expectedFile, mode, required }) {
   }
   for (const scenario of expected)
     if (!ran.has(scenario)) complain(`${scenario}: listed in ${expectedFile} but did not run`);
+  for (const scenario of mustRun)
+    if (!ran.has(scenario)) complain(`${scenario}: wrote no checks (it did not run)`);
   process.exit(bad === 0 ? 0 : 1);
 }

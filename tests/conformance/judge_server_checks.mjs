@@ -4,10 +4,11 @@
 // The ids are the ones each scenario emits on success (tests/peers/CONFORMANCE.md,
 // "Server scenarios"); `wire-schema-valid` wherever the scenario's messages
 // are validated against the revision's schema.
-//   node judge_server_checks.mjs OUTPUT_DIR REVISION EXPECTED_FAILURES_YML
+//   node judge_server_checks.mjs OUTPUT_DIR REVISION EXPECTED_FAILURES_YML [SCENARIO,...]
+// The scenarios of the optional last argument must have run.
 import { judge } from "./judge_checks.mjs";
 
-const [outDir, revision, expectedFile] = process.argv.slice(2);
+const [outDir, revision, expectedFile, mustRunList = ""] = process.argv.slice(2);
 const stateless = revision === "2026-07-28";
 const wire = "wire-schema-valid";
 
@@ -214,6 +215,60 @@ const required = {
   "tasks-status-notifications": ["tasks-status-notifications"],
   "tasks-required-task-error": ["sep-2663-server-returns-missing-capability-when-required"],
   "tasks-mrtr-composition": ["sep-2663-mrtr-synchronous-before-task-creation"],
+  // The Skills extension (SEP-2640), run by name (run_server_scenarios): the
+  // cache attributes are checked from 2026-07-28 only (SKIPPED before).
+  "sep-2640-skills-enumeration": [
+    "sep-2640-capability-empty-object",
+    "sep-2640-capability-declaration-inline",
+    "sep-2640-capability-requires-resources",
+    "sep-2640-capability-commits-to-methods",
+    "sep-2640-skills-list-implemented",
+    "sep-2640-skills-list-pagination",
+    "sep-2640-skills-list-entry-atomic",
+    ...(stateless ? ["sep-2640-skills-list-cache-attributes"] : []),
+    "sep-2640-entry-uri-required",
+    "sep-2640-entry-frontmatter-required",
+    "sep-2640-entry-uri-matches-frontmatter-name",
+    "sep-2640-skill-uri-scheme",
+    "sep-2640-entry-resources-required",
+    "sep-2640-resources-complete",
+    "sep-2640-resources-uri-within-skill",
+    "sep-2640-resources-digest-format",
+    "sep-2640-resources-size-required",
+    "sep-2640-limit-resources-per-skill",
+    "sep-2640-limit-total-size",
+    "sep-2640-metadata-reserved-prefix",
+    "sep-2640-name-naming-rules",
+    "sep-2640-authority-reg-name",
+    "sep-2640-names-should-be-unique",
+    "sep-2640-skills-get-implemented",
+    "sep-2640-skills-get-entry-shape",
+    "sep-2640-skills-get-no-cursor",
+    ...(stateless ? ["sep-2640-skills-get-cache-attributes"] : []),
+    "sep-2640-skills-get-unknown-uri-invalid-params",
+    "sep-2640-skillmd-required",
+    "sep-2640-skillmd-frontmatter",
+    "sep-2640-entry-frontmatter-identical",
+    wire,
+  ],
+  "sep-2640-skills-manifest": [
+    "sep-2640-skillmd-mimetype",
+    "sep-2640-final-segment-equals-name",
+    "sep-2640-skillmd-metadata-name",
+    "sep-2640-skillmd-metadata-description",
+    "sep-2640-meta-prefix",
+    wire,
+  ],
+  "sep-2640-skills-directory": [
+    "sep-2640-capability-directory-read-flag",
+    "sep-2640-directory-read-method-registered",
+    "sep-2640-directory-read-result-resources-shape",
+    "sep-2640-directory-read-subdir-mimetype",
+    "sep-2640-directory-read-invalid-params",
+    "sep-2640-directory-read-pagination",
+    wire,
+  ],
 };
 
-judge({ outDir, revision, expectedFile, mode: "server", required });
+const mustRun = mustRunList.split(",").filter((name) => name.length > 0);
+judge({ outDir, revision, expectedFile, mode: "server", required, mustRun });

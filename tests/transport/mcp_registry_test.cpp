@@ -2,7 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include <map>
 #include <string>
+#include <vector>
 
 using nlohmann::json;
 using voxos::errc;
@@ -167,4 +169,46 @@ TEST_CASE("capabilities follow what is registered") {
   CHECK(registry.remove_tool("t"));
   CHECK_FALSE(registry.remove_tool("t"));
   CHECK(registry.capabilities(false) == json::object());
+}
+
+TEST_CASE("a resource provider owns its prefix: overlaps and resources under it are refused") {
+  auto provider = [](std::string prefix) {
+    voxos::mcp_resource_provider out;
+    out.uri_prefix = std::move(prefix);
+    out.list = [](const voxos::mcp_caller&) -> voxos::result<std::vector<voxos::mcp_resource>> {
+      return std::vector<voxos::mcp_resource>{};
+    };
+    out.read = [](const std::string&, const std::map<std::string, std::string>&,
+                  voxos::mcp_call_context&) -> voxos::mcp_outcome { return json::object(); };
+    return out;
+  };
+  auto resource = [](std::string uri) {
+    voxos::mcp_resource out;
+    out.uri = uri;
+    out.name = std::move(uri);
+    out.read = [](const std::string&, const std::map<std::string, std::string>&,
+                  voxos::mcp_call_context&) -> voxos::mcp_outcome { return json::object(); };
+    return out;
+  };
+  mcp_registry registry;
+  REQUIRE(registry.add_resource(resource("note://a")).is_ok());
+  CHECK(registry.add_resource_provider(provider("note://")).message()
+        == "resource provider note:// covers the registered resource note://a");
+  CHECK_FALSE(registry.add_resource_provider(provider("")).is_ok());
+  auto no_read = provider("skill://");
+  no_read.read = nullptr;
+  CHECK_FALSE(registry.add_resource_provider(no_read).is_ok());
+
+  REQUIRE(registry.add_resource_provider(provider("skill://")).is_ok());
+  CHECK(registry.capabilities(false).contains("resources"));
+  CHECK_FALSE(registry.add_resource_provider(provider("skill://team/")).is_ok());
+  CHECK_FALSE(registry.add_resource_provider(provider("skill:")).is_ok());
+  CHECK(registry.add_resource(resource("skill://x/SKILL.md")).message()
+        == "resource skill://x/SKILL.md lies under the prefix of a resource provider");
+  // Every URI under the prefix is the provider's, none outside it.
+  auto match = registry.resource("skill://anything/at/all");
+  REQUIRE(match);
+  CHECK(match->variables.empty());
+  CHECK(registry.resource("note://a"));
+  CHECK_FALSE(registry.resource("note://b"));
 }

@@ -6,8 +6,10 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <map>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "support/mcp_served.hpp"
 #include "transport/mcp_pagination.hpp"
@@ -219,6 +221,65 @@ TEST_CASE("an extension's methods are served at both wires and it is advertised 
   auto legacy = in_session_call(served.port, session, "skills/list").message()["result"];
   CHECK(legacy["skills"].size() == 2);
   CHECK_FALSE(legacy.contains("resultType"));
+}
+
+TEST_CASE("a resource provider's resources are listed per caller among the registered ones in "
+          "URI order, never as public") {
+  mcp_server_options options;
+  options.page_size = 2;
+  options.list_cache = {60000, true};
+  mcp_served served{options};
+  REQUIRE(served.server.add_resource(text_resource("alpha://one", "one")).is_ok());
+  REQUIRE(served.server.add_resource(text_resource("zeta://two", "two")).is_ok());
+  mcp_resource_provider provider;
+  provider.uri_prefix = "mem://";
+  provider.list = [](const mcp_caller& caller) -> result<std::vector<mcp_resource>> {
+    auto own = text_resource("mem://" + caller.principal + "/note", "");
+    auto outside = text_resource("alpha://stolen", ""); // not under the prefix: dropped
+    return std::vector<mcp_resource>{own, outside};
+  };
+  provider.read = [](const std::string& uri, const std::map<std::string, std::string>&,
+                     mcp_call_context& ctx) -> mcp_outcome {
+    if (uri != "mem://" + ctx.caller().principal + "/note")
+      return mcp_resource_not_found(uri, ctx);
+    return json{{"contents", {{{"uri", uri}, {"text", "for " + ctx.caller().principal}}}}};
+  };
+  REQUIRE(served.server.add_resource_provider(provider).is_ok());
+  served.start();
+
+  auto listed_for = [&](const std::string& principal) {
+    std::vector<std::string> uris;
+    json params = json::object();
+    for (int page = 0; page < 5; ++page) {
+      auto result = modern(served.port, "resources/list", params, {{"X-Test-Principal", principal}})
+                      .message()["result"];
+      CHECK(result["cacheScope"] == "private");
+      for (const auto& item : result["resources"])
+        uris.push_back(item["uri"].get<std::string>());
+      if (!result.contains("nextCursor"))
+        break;
+      params = {{"cursor", result["nextCursor"]}};
+    }
+    return uris;
+  };
+  CHECK(listed_for("ann")
+        == std::vector<std::string>{"alpha://one", "mem://ann/note", "zeta://two"});
+  CHECK(listed_for("bob")
+        == std::vector<std::string>{"alpha://one", "mem://bob/note", "zeta://two"});
+
+  auto read = [&](const std::string& uri, const std::string& principal) {
+    return modern(served.port, "resources/read", {{"uri", uri}}, {{"X-Test-Principal", principal}})
+      .message();
+  };
+  CHECK(read("mem://ann/note", "ann")["result"]["contents"][0]["text"] == "for ann");
+  auto foreign = read("mem://ann/note", "bob");
+  CHECK(foreign["error"]["code"] == mcp_code::invalid_params);
+  CHECK(foreign["error"]["data"]["uri"] == "mem://ann/note");
+  auto session = open_session(served.port, json::object(), {{"X-Test-Principal", "bob"}});
+  auto legacy = in_session_call(served.port, session, "resources/read", {{"uri", "mem://ann/note"}},
+                                {{"X-Test-Principal", "bob"}})
+                  .message();
+  CHECK(legacy["error"]["code"] == -32002);
 }
 
 TEST_CASE("a handler that throws answers an internal error without its text") {
