@@ -13,6 +13,7 @@
 #include "messages/error.hpp"
 #include "transport/http_server.hpp"
 #include "transport/mcp_server.hpp"
+#include "transport/mcp_skills.hpp"
 
 namespace voxos {
 
@@ -84,6 +85,37 @@ std::optional<mcp_caller> authenticate(caf::actor_system& sys, const directory_a
   return caller;
 }
 
+/// The Skills extension's view of the tenant's active skills (so hosts can
+/// import them), each with its earlier versions under versions/, for an
+/// agent granted list_agent_skills; none otherwise.
+result<std::vector<mcp_skill>> skills_of(caf::actor_system& sys, const mcp_caller& caller) {
+  std::vector<mcp_skill> out;
+  const auto* who = caller_of(caller);
+  if (who == nullptr || who->allowed.count("list_agent_skills") == 0)
+    return out;
+  auto [listed, err] =
+    ask<std::string>(sys, who->tenant, knowledge_atom::value, std::string{"skills.list"},
+                     std::string{R"({"versions":true})"});
+  if (!listed)
+    return status::error(errc::unavailable, "the tenant's skills are not available");
+  auto doc = json::parse(*listed, nullptr, false);
+  for (const auto& skill : doc.value("skills", json::array())) {
+    mcp_skill item;
+    item.name = skill.value("slug", std::string{});
+    item.title = skill.value("name", std::string{});
+    item.description = skill.value("description", std::string{});
+    if (item.description.empty())
+      item.description = item.title; // the extension requires one
+    item.body = skill.value("instructions", std::string{});
+    // Earlier versions (archived copies are kept) under versions/.
+    for (const auto& version : skill.value("versions", json::array()))
+      item.files.push_back({"versions/v" + std::to_string(version.value("version", 0)) + ".md",
+                            "text/markdown", version.value("instructions", std::string{}), false});
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
 std::unique_ptr<mcp_server> make_server(caf::actor_system& sys, const node_server& def) {
   mcp_server_options opts;
   opts.name = "voxos-" + std::string{def.name};
@@ -121,6 +153,9 @@ std::unique_ptr<mcp_server> make_server(caf::actor_system& sys, const node_serve
     // (registration only fails on a malformed definition: the registry's are checked)
     (void)server->add_tool(std::move(tool));
   }
+  if (def.name == "skills")
+    (void)mcp_add_skills(*server,
+                         [&sys](const mcp_caller& caller) { return skills_of(sys, caller); });
   return server;
 }
 

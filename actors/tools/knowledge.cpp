@@ -658,6 +658,13 @@ json to_json(const skill& s, bool with_body) {
   return out;
 }
 
+json skill_versions_json(const skill& s) {
+  json out = json::array();
+  for (const auto& v : s.archived_copies)
+    out.push_back({{"version", v.version}, {"instructions", v.instructions}});
+  return out;
+}
+
 json list_candidates(const state& st, std::string_view which, std::size_t limit) {
   json items = json::array();
   for (auto it = st.candidate_order.rbegin(); it != st.candidate_order.rend(); ++it) {
@@ -681,11 +688,14 @@ json list_memories(const state& st, std::string_view agent_id, bool archived) {
   return {{"memories", std::move(items)}};
 }
 
-json list_skills(const state& st, bool archived) {
+json list_skills(const state& st, bool archived, bool versions) {
   json items = json::array();
   for (const auto& [slug, s] : st.skills)
-    if (archived || !s.archived)
+    if (archived || !s.archived) {
       items.push_back(to_json(s, true));
+      if (versions)
+        items.back()["versions"] = skill_versions_json(s);
+    }
   return {{"skills", std::move(items)}};
 }
 

@@ -168,7 +168,10 @@ nlohmann::json to_json(const skill& s, bool with_body);
 /// newest first), an agent's memories (archived too when asked), skills.
 nlohmann::json list_candidates(const state& st, std::string_view which, std::size_t limit);
 nlohmann::json list_memories(const state& st, std::string_view agent_id, bool archived);
-nlohmann::json list_skills(const state& st, bool archived);
+/// `versions`: each skill's archived copies too ({version, instructions}).
+nlohmann::json list_skills(const state& st, bool archived, bool versions = false);
+/// A skill's archived copies, oldest first: [{version, instructions}].
+nlohmann::json skill_versions_json(const skill& s);
 
 /// Text that looks like a credential (keys, tokens, private keys): a
 /// candidate holding it is refused and nothing is stored.

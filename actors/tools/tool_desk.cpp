@@ -288,7 +288,8 @@ caf::result<std::string> owner_op(self_pointer self, const std::string& op, cons
     return knowledge::list_memories(st.knowledge, str(body, "agent_id"), flag(body, "archived"))
       .dump();
   if (op == "skills.list")
-    return knowledge::list_skills(st.knowledge, flag(body, "archived")).dump();
+    return knowledge::list_skills(st.knowledge, flag(body, "archived"), flag(body, "versions"))
+      .dump();
   if (op == "skills.get") {
     auto found = st.knowledge.skills.find(str(body, "slug"));
     if (found == st.knowledge.skills.end() || found->second.archived)

@@ -154,3 +154,63 @@ TEST_CASE("the node's MCP servers act for the agent named, and never another ten
   auto own = f.client("memory?agent_id=" + f.agent_id);
   CHECK(own["tools"] == json::array({"list_agent_memories"}));
 }
+
+TEST_CASE("the node's Skill MCP passes the Skills extension scenarios (sep-2640) at both wires") {
+  mcp_fixture f;
+  // Two active skills, installed by the owner's example-skill route (their
+  // dependency, the tenant's default Exa server, is untested: a readiness
+  // warning, not a block).
+  json skills = json::array();
+  for (auto [slug, name] :
+       {std::pair{"weekly-review", "Weekly review"}, std::pair{"trip-checklist", "Trip checklist"}})
+    skills.push_back(
+      {{"slug", slug},
+       {"name", name},
+       {"description", std::string{name} + ": a workflow for the agent"},
+       {"body", std::string{"# "} + name + "\n\n1. Gather the facts.\n2. Summarise them.\n"},
+       {"dependencies", {{{"preset_id", "exa"}, {"tools", {"web_search_exa"}}}}}});
+  auto installed =
+    f.node.call("POST", "/v1/admin/tenants/" + f.tenant_id + "/skills/examples", test::admin_token,
+                json{{"dry_run", false}, {"skills", skills}}.dump());
+  REQUIRE_MESSAGE(installed.status == 200, installed.raw);
+  REQUIRE(installed.body["skills"][0]["outcome"] == "installed");
+  // Each revised once by a run and confirmed by the owner: the first version
+  // is kept, served under versions/.
+  f.grant("update_user_skill");
+  auto run = f.node.call("POST", "/v1/runs", f.token,
+                         json{{"agent_id", f.agent_id}, {"channel", "owner_text_chat"}}.dump());
+  REQUIRE(run.status == 201);
+  for (auto slug : {"weekly-review", "trip-checklist"}) {
+    json call{{"calls",
+               {{{"call_id", "c1"},
+                 {"name", "update_user_skill"},
+                 {"arguments", {{"slug", slug}, {"instructions", "1. Gather.\n2. Decide.\n"}}}}}}};
+    auto revised =
+      f.node.call("POST", "/v1/runs/" + run.body["run_id"].get<std::string>() + "/tool-calls",
+                  f.token, call.dump());
+    REQUIRE(revised.status == 200);
+    auto id = revised.body["outputs"][0]["output"]["structuredContent"]["candidate_id"];
+    REQUIRE_MESSAGE(id.is_string(), revised.raw);
+    REQUIRE(
+      f.node.call("POST", "/v1/knowledge/candidates/" + id.get<std::string>() + "/confirm", f.token)
+        .status
+      == 200);
+  }
+  // The suite's runner sends no credentials: a proxy adds the tenant token.
+  test::node_peer proxy{test::node_path(), {"bearer_proxy.mjs", f.url("skills"), f.token}};
+  REQUIRE(proxy.up());
+  for (std::string revision : {"2025-11-25", "2026-07-28"}) {
+    CAPTURE(revision);
+    test::temp_dir out;
+    test::temp_dir logs;
+    test::child_process run{
+      {std::string{VOXOS_SOURCE_DIR} + "/tests/conformance/run_server_scenarios", proxy.url("/"),
+       out.str(), revision, "sep-2640-skills-enumeration", "sep-2640-skills-manifest",
+       "sep-2640-skills-directory"},
+      std::string{VOXOS_SOURCE_DIR},
+      (logs.path() / "stderr").string()};
+    REQUIRE(run.started());
+    auto said = run.read_all();
+    CHECK_MESSAGE(run.wait() == 0, said << run.error_output());
+  }
+}
