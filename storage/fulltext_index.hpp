@@ -13,9 +13,11 @@
 // ...), words longer than 64 bytes skipped. Text is UTF-8.
 //
 // A query is text, never syntax: its words are looked up as terms, any of
-// which may match, ranked by BM25. "AND", "OR", "NOT" are words (stop words:
-// they match nothing); '"', '(', ')', '*', ':', '~', '-', '+' separate words
-// like spaces do. A query of only stop words matches nothing. A query over
+// which may match, ranked by BM25 (without document-length normalisation:
+// see search()); of a long query, the `max_ranked_terms` words that weigh
+// most (the rarest) rank. "AND", "OR", "NOT" are words (stop words: they
+// match nothing); '"', '(', ')', '*', ':', '~', '-', '+' separate words like
+// spaces do. A query of only stop words matches nothing. A query over
 // `max_query_bytes` or with more than `max_query_terms` distinct words is
 // refused (out_of_range, naming the bound).
 //
@@ -39,14 +41,20 @@
 namespace voxos {
 
 struct fulltext_options {
-  /// Empty: in memory (about 3 KB per 300-byte document: for small
-  /// indexes and tests). Otherwise a directory of its own for an on-disk
-  /// database, emptied by open() (about 0.5 KB per such document).
+  /// Empty: in memory (about 4 KB of memory per 300-byte document, measured
+  /// over 100,000: for small indexes and tests). Otherwise a directory of its
+  /// own for an on-disk database, emptied by open() (about 1 KB of disk per
+  /// such document; what is read stays in the page cache).
   std::string dir;
   /// Query bounds: bytes of query text, and distinct words after stop
   /// words. 2,048 bytes holds any 500-character query (the tools' schema).
   std::size_t max_query_bytes = 2048;
   std::size_t max_query_terms = 64;
+  /// Of a query's distinct words, the ones that rank: the rarest this many
+  /// (Xapian's elite set). Each more common word costs a pass over a long
+  /// posting list for little weight: a 10-word question over 100,000
+  /// turns took 0.9 ms with all ten, 0.4 ms with the best five.
+  std::size_t max_ranked_terms = 8;
   /// Results per search, at most.
   std::size_t max_results = 100;
   /// Bytes a snippet aims at (word boundaries and "…" marks may add a few).

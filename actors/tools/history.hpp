@@ -39,7 +39,8 @@ class event_db;
 
 struct history_options {
   /// Where the index lives (in memory when `dir` is empty) and its query
-  /// bounds (2,048 bytes, 64 distinct words by default).
+  /// bounds (2,048 bytes, 64 distinct words by default, the rarest 8 of
+  /// which rank).
   fulltext_options index;
   /// read_agent_history: the context entries around a citation, as JSON,
   /// total at most this many bytes (the cited entry is cut to fit alone).

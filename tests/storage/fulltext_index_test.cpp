@@ -4,6 +4,7 @@
 // database's directory.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -274,4 +275,25 @@ TEST_CASE("an index on disk starts empty in its own directory, which one index h
   CHECK(*size == 0);
   CHECK((std::filesystem::status(opts.dir).permissions() & std::filesystem::perms::all)
         == std::filesystem::perms::owner_all);
+}
+
+TEST_CASE("of a query with more distinct words than max_ranked_terms, the rarest rank") {
+  fulltext_options opts;
+  opts.max_ranked_terms = 2;
+  auto index = open_index(opts);
+  put(*index, "alpha", "alpha common");
+  put(*index, "beta", "beta common");
+  for (int idx = 0; idx < 6; ++idx)
+    put(*index, "plain" + std::to_string(idx), "common words only");
+  // "common" is the commonest of the three: it does not rank, so documents
+  // holding only it are not found.
+  auto found = keys_found(*index, "alpha beta common");
+  std::sort(found.begin(), found.end());
+  CHECK(found == keys{"alpha", "beta"});
+  // With room for all three, they are.
+  opts.max_ranked_terms = 3;
+  auto wide = open_index(opts);
+  put(*wide, "alpha", "alpha common");
+  put(*wide, "plain", "common words only");
+  CHECK(keys_found(*wide, "alpha common").size() == 2);
 }
