@@ -87,11 +87,13 @@ std::optional<mcp_caller> authenticate(caf::actor_system& sys, const directory_a
 
 /// The Skills extension's view of the tenant's active skills (so hosts can
 /// import them), each with its earlier versions under versions/, for an
-/// agent granted list_agent_skills; none otherwise.
+/// agent granted both list_agent_skills and get_agent_skill (listing and
+/// reading the bodies); none otherwise.
 result<std::vector<mcp_skill>> skills_of(caf::actor_system& sys, const mcp_caller& caller) {
   std::vector<mcp_skill> out;
   const auto* who = caller_of(caller);
-  if (who == nullptr || who->allowed.count("list_agent_skills") == 0)
+  if (who == nullptr || who->allowed.count("list_agent_skills") == 0
+      || who->allowed.count("get_agent_skill") == 0)
     return out;
   auto [listed, err] =
     ask<std::string>(sys, who->tenant, knowledge_atom::value, std::string{"skills.list"},

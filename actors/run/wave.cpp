@@ -1,6 +1,7 @@
 #include "actors/run/wave.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include <caf/actor_system.hpp>
 #include <caf/exit_reason.hpp>
@@ -135,8 +136,8 @@ wave_actor::behavior_type wave_behavior(self_pointer self, std::vector<wave_call
         };
         if (call.desk)
           self
-            ->request(call.desk, caf::infinite, tool_atom::value, *call.context,
-                      call.integration_id, std::move(call.params))
+            ->request(call.desk, std::chrono::milliseconds{st.deadline_ms}, tool_atom::value,
+                      *call.context, call.integration_id, std::move(call.params))
             .then(on_result, on_error);
         else
           self

@@ -234,6 +234,17 @@ std::vector<event_draft> application(const state& st, const candidate& c, int64_
   return out;
 }
 
+/// Whether the automatic-saving consent applies `c` at once: a model's new
+/// memory, memory archive, skill or diagnostic in a run. A proposal
+/// (propose_agent_memory), a drafted skill (create_user_skill), a change to
+/// an existing skill, and whatever the node's MCP servers submit always wait
+/// for the owner, as their tools say.
+bool applies_by_consent(const candidate& c) {
+  if (c.from != source::model || c.tool == "propose_agent_memory" || c.tool == "create_user_skill")
+    return false;
+  return c.kind != change::skill_update && c.kind != change::skill_archive;
+}
+
 /// Submits `c` (origin filled from the context): assessed, then stored as
 /// pending, or applied at once under the automatic-saving consent when a
 /// model in a run submitted it.
@@ -247,7 +258,7 @@ tool_outcome submit(const state& st, candidate c, const tool_context& ctx, const
     return std::move(*refused);
   tool_write write{std::string{stream}, {draft(ev_submitted, candidate_json(c))}};
   json answer{{"candidate_id", c.id}, {"kind", to_string(c.kind)}};
-  if (st.automatic_saving && c.from == source::model) {
+  if (st.automatic_saving && applies_by_consent(c)) {
     auto applied = application(st, c, ctx.now_us, "policy");
     for (auto& ev : applied)
       write.events.push_back(std::move(ev));

@@ -6,8 +6,11 @@
 // create_user_skill, update_user_skill, archive_user_skill) submits a
 // candidate. Policy assesses it (assess_candidate: credential-like content,
 // duplicates, bounds) and it is applied at once only under the account's
-// automatic-saving consent and only when a model in a run submitted it;
-// otherwise it waits for owner review. Only the owner's review (HTTP API,
+// automatic-saving consent, only when a model in a run submitted it, and
+// only for a new memory, a memory archive, or what record_agent_improvement
+// submits (a memory, skill or diagnostic); a proposal (propose_agent_memory),
+// a drafted skill (create_user_skill) and changes to existing skills always
+// wait for the owner's review, as their tools tell the model. Only the owner's review (HTTP API,
 // voxosctl) confirms or rejects: no tool can. What the model supplies about
 // provenance is never read: a candidate's origin (run, chat, agent, tool,
 // source) comes from the execution context.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 
 #include <caf/actor_system.hpp>
 #include <caf/local_actor.hpp>
@@ -25,8 +26,11 @@ namespace {
 using json = nlohmann::json;
 
 constexpr auto store_timeout = std::chrono::seconds(30);
-/// Events read per request while loading a stream.
+/// Events read per request while loading knowledge and plans.
 constexpr uint32_t load_page = 10'000;
+/// Events read per request while rebuilding the history (run streams start
+/// with their snapshot, which can be large).
+constexpr uint32_t index_page = 1'000;
 
 struct tool_desk_state {
   static inline const char* name = "tool_desk";
@@ -37,6 +41,10 @@ struct tool_desk_state {
   std::unique_ptr<history_index> history;
   knowledge::state knowledge;
   plans::state plans;
+  /// The next sequence of each stream the desk writes (its appends expect
+  /// it: the desk is their only writer, and a write that may have landed
+  /// unseen is never repeated over a state that does not know it).
+  std::map<std::string, uint64_t> next_seq;
 };
 
 using self_pointer = tool_desk_actor::stateful_pointer<tool_desk_state>;
@@ -61,12 +69,14 @@ void load_stream(self_pointer self, std::string stream, uint64_t from, Done done
   self->request(self->state.store, store_timeout, read_atom::value, q)
     .await(
       [self, stream, done](std::vector<event_record>& events) mutable {
+        // An event that does not apply is left out (and logged): one bad
+        // record never keeps a tenant's tools from starting.
         for (const auto& ev : events)
-          if (auto applied = apply_event(self->state, stream, ev.type, ev.data); !applied) {
-            log::error("tool_desk", "cannot load " + stream + ": " + applied.message());
-            self->quit(to_error(applied));
-            return;
-          }
+          if (auto applied = apply_event(self->state, stream, ev.type, ev.data); !applied)
+            log::error("tool_desk",
+                       "an event of " + stream + " was left out: " + applied.message());
+        if (!events.empty())
+          self->state.next_seq[stream] = events.back().seq + 1;
         if (events.size() == load_page)
           load_stream(self, stream, events.back().seq + 1, done);
         else
@@ -88,14 +98,14 @@ void index_streams(self_pointer self, std::string prefix, std::string stream, ui
   auto& st = self->state;
   self
     ->request(st.store, store_timeout, scan_atom::value, st.tenant_id, prefix, stream, seq,
-              load_page)
+              index_page)
     .await(
       [self, prefix, done](std::vector<event_record>& events) mutable {
         for (const auto& ev : events)
           if (auto indexed = self->state.history->index(ev); !indexed)
             log::warn("tool_desk",
                       "a history event was left out of the index: " + indexed.error().message());
-        if (events.size() == load_page)
+        if (events.size() == index_page)
           index_streams(self, prefix, events.back().stream, events.back().seq, done);
         else
           done();
@@ -104,6 +114,17 @@ void index_streams(self_pointer self, std::string prefix, std::string stream, ui
         log::error("tool_desk", "cannot read the history: " + message_of(err));
         self->quit(std::move(err));
       });
+}
+
+/// Reads knowledge and plans afresh from the store (awaited: nothing is
+/// served meanwhile).
+void reload(self_pointer self) {
+  auto& st = self->state;
+  st.knowledge = {};
+  st.plans = {};
+  st.next_seq.clear();
+  load_stream(self, std::string{knowledge::stream}, 1,
+              [self] { load_stream(self, std::string{plans::stream}, 1, [] {}); });
 }
 
 /// Appends `writes` in order (awaited: no other message is served meanwhile),
@@ -115,20 +136,31 @@ void commit(self_pointer self, std::vector<tool_write> writes, std::size_t next,
     promise.deliver(std::move(answer));
     return;
   }
+  auto& st = self->state;
   append_request req;
-  req.tenant = self->state.tenant_id;
+  req.tenant = st.tenant_id;
   req.stream = writes[next].stream;
   req.events = writes[next].events;
-  self->request(self->state.store, store_timeout, append_atom::value, std::move(req))
+  if (req.stream == knowledge::stream || req.stream == plans::stream) {
+    auto seq = st.next_seq.find(req.stream);
+    req.expected_next = seq == st.next_seq.end() ? 1 : seq->second;
+  }
+  self->request(st.store, store_timeout, append_atom::value, std::move(req))
     .await(
-      [self, writes, next, promise, answer](const append_result&) mutable {
+      [self, writes, next, promise, answer](const append_result& appended) mutable {
+        auto& st = self->state;
+        st.next_seq[writes[next].stream] = appended.last_seq + 1;
         for (const auto& ev : writes[next].events)
-          if (auto applied = apply_event(self->state, writes[next].stream, ev.type, ev.data);
-              !applied)
+          if (auto applied = apply_event(st, writes[next].stream, ev.type, ev.data); !applied)
             log::error("tool_desk", "an appended event did not apply: " + applied.message());
         commit(self, std::move(writes), next + 1, std::move(promise), std::move(answer));
       },
-      [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+      [self, promise](caf::error& err) mutable {
+        // Refused, or no answer: it may have landed all the same. The state
+        // is read again from the store before anything else is served.
+        promise.deliver(std::move(err));
+        reload(self);
+      });
 }
 
 /// The outcome of one call: its events made durable, then its result.

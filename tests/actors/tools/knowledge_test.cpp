@@ -41,6 +41,14 @@ tool_outcome call(kn::state& st, std::string_view tool, json args, tool_context 
   return out;
 }
 
+/// The owner confirms the candidate a call submitted.
+void confirm(kn::state& st, const tool_outcome& submitted) {
+  auto events =
+    kn::confirm(st, submitted.result["candidate_id"].get<std::string>(), 9, kn::limits{});
+  REQUIRE(events);
+  commit(st, *events);
+}
+
 std::size_t active_memories(const kn::state& st) {
   std::size_t n = 0;
   for (const auto& [id, m] : st.memories)
@@ -174,29 +182,53 @@ TEST_CASE("the node's Memory MCP and Skill MCP writes never become active withou
 
 TEST_CASE("a skill slug is never overwritten") {
   kn::state st;
-  commit(st, kn::set_consent(true, 1));
   auto made = call(st, "create_user_skill", {{"name", "Trip Planner"}, {"instructions", "v1"}});
-  REQUIRE(made.result["status"] == "applied");
+  REQUIRE(made.result["status"] == "pending_review");
+  // Pending, the slug is taken already.
+  auto pending = kn::call(st, context(), "create_user_skill",
+                          {{"name", "trip planner!"}, {"instructions", "other"}}, kn::limits{});
+  CHECK(pending.is_error);
+  CHECK(pending.result["error"] == "slug_exists");
+  CHECK(pending.writes.empty());
+  confirm(st, made);
   CHECK(st.skills.at("trip-planner").current.instructions == "v1");
   auto again = kn::call(st, context(), "create_user_skill",
-                        {{"name", "trip planner!"}, {"instructions", "other"}}, kn::limits{});
-  CHECK(again.is_error);
+                        {{"name", "Trip planner"}, {"instructions", "other"}}, kn::limits{});
   CHECK(again.result["error"] == "slug_exists");
-  CHECK(again.writes.empty());
   // Archived, the slug stays taken; an owner install is refused too.
-  call(st, "archive_user_skill", {{"slug", "trip-planner"}});
+  confirm(st, call(st, "archive_user_skill", {{"slug", "trip-planner"}}));
   CHECK(st.skills.at("trip-planner").archived);
   auto after = kn::call(st, context(), "create_user_skill",
                         {{"name", "Trip planner"}, {"instructions", "x"}}, kn::limits{});
   CHECK(after.result["error"] == "slug_exists");
   CHECK(kn::install_skill(st, "trip-planner", {{"name", "x"}}, 1, kn::limits{}).error().code()
         == errc::conflict);
-  // A slug pending as a candidate is taken as well.
-  commit(st, kn::set_consent(false, 2));
-  call(st, "create_user_skill", {{"name", "Packing list"}, {"instructions", "p"}});
-  auto pending = kn::call(st, context(), "create_user_skill",
-                          {{"name", "packing list"}, {"instructions", "q"}}, kn::limits{});
-  CHECK(pending.result["error"] == "slug_exists");
+  CHECK(st.skills.at("trip-planner").current.instructions == "v1");
+}
+
+TEST_CASE("under consent proposals drafted skills and skill changes still wait for review") {
+  kn::state st;
+  commit(st, kn::set_consent(true, 1));
+  commit(st, kn::install_skill(st, "standup", {{"name", "Standup"}, {"instructions", "v1"}}, 1,
+                               kn::limits{})
+               .value());
+  for (auto [tool, args] :
+       {std::pair{"propose_agent_memory", json{{"content", "Maybe likes jazz"}}},
+        std::pair{"create_user_skill", json{{"name", "Retro"}, {"instructions", "r"}}},
+        std::pair{"update_user_skill", json{{"slug", "standup"}, {"instructions", "v2"}}},
+        std::pair{"archive_user_skill", json{{"slug", "standup"}}}}) {
+    CAPTURE(tool);
+    CHECK(call(st, tool, args).result["status"] == "pending_review");
+  }
+  CHECK(st.memories.empty());
+  CHECK(st.skills.size() == 1);
+  CHECK(st.skills.at("standup").current.instructions == "v1");
+  CHECK_FALSE(st.skills.at("standup").archived);
+  // What record_agent_improvement submits is applied under the consent.
+  auto improved = call(st, "record_agent_improvement",
+                       {{"kind", "skill"}, {"title", "Retro notes"}, {"content", "Steps"}});
+  CHECK(improved.result["status"] == "applied");
+  CHECK(st.skills.count("retro-notes") == 1);
 }
 
 TEST_CASE("a skill update keeps the previous version as an archived copy") {
@@ -224,9 +256,8 @@ TEST_CASE("a skill update keeps the previous version as an archived copy") {
 
 TEST_CASE("an archived skill is kept but no longer listed or read by a model") {
   kn::state st;
-  commit(st, kn::set_consent(true, 1));
-  call(st, "create_user_skill", {{"name", "Standup"}, {"instructions", "say hi"}});
-  call(st, "archive_user_skill", {{"slug", "standup"}});
+  confirm(st, call(st, "create_user_skill", {{"name", "Standup"}, {"instructions", "say hi"}}));
+  confirm(st, call(st, "archive_user_skill", {{"slug", "standup"}}));
   CHECK(st.skills.count("standup") == 1);
   CHECK(call(st, "list_agent_skills", json::object()).result["skills"].empty());
   auto got = call(st, "get_agent_skill", {{"slug", "standup"}});
