@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "actors/tools/json_fields.hpp"
 #include "actors/tools/paging.hpp"
 #include "storage/digest.hpp"
 
@@ -41,16 +42,6 @@ event_draft draft(std::string_view type, const json& data) {
   return {std::string{type}, data.dump()};
 }
 
-std::string str(const json& doc, const char* key) {
-  auto found = doc.find(key);
-  return found != doc.end() && found->is_string() ? found->get<std::string>() : std::string{};
-}
-
-int64_t num(const json& doc, const char* key) {
-  auto found = doc.find(key);
-  return found != doc.end() && found->is_number_integer() ? found->get<int64_t>() : 0;
-}
-
 json candidate_json(const candidate& c) {
   return {{"id", c.id},
           {"kind", to_string(c.kind)},
@@ -72,23 +63,23 @@ json candidate_json(const candidate& c) {
 
 result<candidate> candidate_of(const json& doc) {
   candidate c;
-  auto kind = parse_name<change>(str(doc, "kind"), change_names);
-  auto from = parse_name<source>(str(doc, "source"), source_names);
-  c.id = str(doc, "id");
+  auto kind = parse_name<change>(fields::text(doc, "kind"), change_names);
+  auto from = parse_name<source>(fields::text(doc, "source"), source_names);
+  c.id = fields::text(doc, "id");
   if (!kind || !from || c.id.empty())
     return status::error(errc::corrupt_data, "a knowledge candidate does not decode");
   c.kind = *kind;
   c.from = *from;
-  c.agent_id = str(doc, "agent_id");
-  c.run_id = str(doc, "run_id");
-  c.chat_id = str(doc, "chat_id");
-  c.tool = str(doc, "tool");
-  c.target = str(doc, "target");
-  c.title = str(doc, "title");
-  c.content = str(doc, "content");
-  c.description = str(doc, "description");
-  c.rationale = str(doc, "rationale");
-  c.submitted_us = num(doc, "submitted_us");
+  c.agent_id = fields::text(doc, "agent_id");
+  c.run_id = fields::text(doc, "run_id");
+  c.chat_id = fields::text(doc, "chat_id");
+  c.tool = fields::text(doc, "tool");
+  c.target = fields::text(doc, "target");
+  c.title = fields::text(doc, "title");
+  c.content = fields::text(doc, "content");
+  c.description = fields::text(doc, "description");
+  c.rationale = fields::text(doc, "rationale");
+  c.submitted_us = fields::integer(doc, "submitted_us");
   return c;
 }
 
@@ -442,49 +433,49 @@ status apply(state& st, std::string_view type, const json& data) {
     return status::ok();
   }
   if (type == ev_decided) {
-    auto found = st.candidates.find(str(data, "id"));
-    auto decided = parse_name<review>(str(data, "status"), review_names);
+    auto found = st.candidates.find(fields::text(data, "id"));
+    auto decided = parse_name<review>(fields::text(data, "status"), review_names);
     if (found == st.candidates.end() || !decided || *decided == review::pending
         || found->second.state != review::pending)
       return corrupt();
     found->second.state = *decided;
-    found->second.decided_by = str(data, "decided_by");
-    found->second.decided_us = num(data, "decided_us");
+    found->second.decided_by = fields::text(data, "decided_by");
+    found->second.decided_us = fields::integer(data, "decided_us");
     --st.pending;
     return status::ok();
   }
   if (type == ev_memory_saved) {
     memory m;
-    m.id = str(data, "id");
-    m.agent_id = str(data, "agent_id");
-    m.title = str(data, "title");
-    m.content = str(data, "content");
-    m.candidate_id = str(data, "candidate_id");
-    m.created_us = num(data, "created_us");
+    m.id = fields::text(data, "id");
+    m.agent_id = fields::text(data, "agent_id");
+    m.title = fields::text(data, "title");
+    m.content = fields::text(data, "content");
+    m.candidate_id = fields::text(data, "candidate_id");
+    m.created_us = fields::integer(data, "created_us");
     if (m.id.empty() || m.agent_id.empty())
       return corrupt();
     st.memories[m.id] = std::move(m);
     return status::ok();
   }
   if (type == ev_memory_archived) {
-    auto found = st.memories.find(str(data, "id"));
+    auto found = st.memories.find(fields::text(data, "id"));
     if (found == st.memories.end())
       return corrupt();
     found->second.archived = true;
-    found->second.archived_us = num(data, "archived_us");
+    found->second.archived_us = fields::integer(data, "archived_us");
     return status::ok();
   }
   if (type == ev_skill_saved) {
-    auto slug = str(data, "slug");
+    auto slug = fields::text(data, "slug");
     if (slug.empty())
       return corrupt();
     skill_version v;
-    v.version = static_cast<int>(num(data, "version"));
-    v.name = str(data, "name");
-    v.description = str(data, "description");
-    v.instructions = str(data, "instructions");
-    v.candidate_id = str(data, "candidate_id");
-    v.saved_us = num(data, "saved_us");
+    v.version = static_cast<int>(fields::integer(data, "version"));
+    v.name = fields::text(data, "name");
+    v.description = fields::text(data, "description");
+    v.instructions = fields::text(data, "instructions");
+    v.candidate_id = fields::text(data, "candidate_id");
+    v.saved_us = fields::integer(data, "saved_us");
     auto& s = st.skills[slug];
     if (s.slug.empty()) {
       s.slug = slug;
@@ -496,7 +487,7 @@ status apply(state& st, std::string_view type, const json& data) {
     return status::ok();
   }
   if (type == ev_skill_archived) {
-    auto found = st.skills.find(str(data, "slug"));
+    auto found = st.skills.find(fields::text(data, "slug"));
     if (found == st.skills.end())
       return corrupt();
     found->second.archived = true;
@@ -532,13 +523,13 @@ tool_outcome call(const state& st, const tool_context& ctx, std::string_view too
   c.tool = std::string{tool_name};
   c.from = source::model;
   if (tool_name == "record_agent_improvement") {
-    auto kind = str(args, "kind");
+    auto kind = fields::text(args, "kind");
     c.kind = kind == "skill"        ? change::skill
              : kind == "diagnostic" ? change::diagnostic
                                     : change::memory;
-    c.title = str(args, "title");
-    c.content = str(args, "content");
-    c.rationale = str(args, "rationale");
+    c.title = fields::text(args, "title");
+    c.content = fields::text(args, "content");
+    c.rationale = fields::text(args, "rationale");
     if (c.kind == change::skill) {
       c.target = slug_of(c.title);
       if (c.title.empty())
@@ -547,26 +538,26 @@ tool_outcome call(const state& st, const tool_context& ctx, std::string_view too
     }
   } else if (tool_name == "create_agent_memory" || tool_name == "propose_agent_memory") {
     c.kind = change::memory;
-    c.title = str(args, "title");
-    c.content = str(args, "content");
-    c.rationale = str(args, "reason");
+    c.title = fields::text(args, "title");
+    c.content = fields::text(args, "content");
+    c.rationale = fields::text(args, "reason");
   } else if (tool_name == "archive_agent_memory") {
     c.kind = change::memory_archive;
-    c.target = str(args, "memory_id");
+    c.target = fields::text(args, "memory_id");
   } else if (tool_name == "create_user_skill") {
     c.kind = change::skill;
-    c.title = str(args, "name");
-    c.description = str(args, "description");
-    c.content = str(args, "instructions");
+    c.title = fields::text(args, "name");
+    c.description = fields::text(args, "description");
+    c.content = fields::text(args, "instructions");
     c.target = slug_of(c.title);
   } else if (tool_name == "update_user_skill") {
     c.kind = change::skill_update;
-    c.target = str(args, "slug");
-    c.description = str(args, "description");
-    c.content = str(args, "instructions");
+    c.target = fields::text(args, "slug");
+    c.description = fields::text(args, "description");
+    c.content = fields::text(args, "instructions");
   } else if (tool_name == "archive_user_skill") {
     c.kind = change::skill_archive;
-    c.target = str(args, "slug");
+    c.target = fields::text(args, "slug");
   } else {
     return tool_outcome::error("unknown_tool", "this tool is not a knowledge tool.");
   }
@@ -574,16 +565,16 @@ tool_outcome call(const state& st, const tool_context& ctx, std::string_view too
 }
 
 tool_outcome submit_from_server(const state& st, const tool_context& ctx, source from, change kind,
-                                const json& fields, const limits& lim) {
+                                const json& given, const limits& lim) {
   candidate c;
   c.kind = kind;
   c.from = from;
   c.tool = from == source::memory_mcp ? "memory_mcp" : "skill_mcp";
-  c.title = str(fields, "title");
-  c.content = str(fields, "content");
-  c.description = str(fields, "description");
-  c.rationale = str(fields, "rationale");
-  c.target = kind == change::skill ? slug_of(c.title) : str(fields, "target");
+  c.title = fields::text(given, "title");
+  c.content = fields::text(given, "content");
+  c.description = fields::text(given, "description");
+  c.rationale = fields::text(given, "rationale");
+  c.target = kind == change::skill ? slug_of(c.title) : fields::text(given, "target");
   return submit(st, std::move(c), ctx, lim);
 }
 
@@ -629,13 +620,13 @@ std::vector<event_draft> set_consent(bool automatic_saving, int64_t now_us) {
 }
 
 result<std::vector<event_draft>> install_skill(const state& st, std::string_view slug,
-                                               const json& fields, int64_t now_us,
+                                               const json& given, int64_t now_us,
                                                const limits& lim) {
   if (slug_taken(st, slug))
     return status::error(errc::conflict, "a skill with this slug exists; it is never overwritten");
   if (st.skills.size() >= lim.skills)
     return status::error(errc::out_of_range, "this account has the most skills it may keep");
-  auto text = [&](const char* key) { return str(fields, key); };
+  auto text = [&](const char* key) { return fields::text(given, key); };
   return std::vector<event_draft>{draft(ev_skill_saved, {{"slug", slug},
                                                          {"version", 1},
                                                          {"name", text("name")},

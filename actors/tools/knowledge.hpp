@@ -138,7 +138,7 @@ tool_outcome call(const state& st, const tool_context& ctx, std::string_view too
 /// A candidate from the node's own MCP servers (source memory_mcp or
 /// skill_mcp), for agent `ctx.agent_id`: never applied without review.
 tool_outcome submit_from_server(const state& st, const tool_context& ctx, source from, change kind,
-                                const nlohmann::json& fields, const limits& lim);
+                                const nlohmann::json& given, const limits& lim);
 
 // -- the owner's side --------------------------------------------------------
 
@@ -156,7 +156,7 @@ std::vector<event_draft> set_consent(bool automatic_saving, int64_t now_us);
 /// An owner-installed skill (the example-skill loader): active at once;
 /// conflict when the slug exists in any form.
 result<std::vector<event_draft>> install_skill(const state& st, std::string_view slug,
-                                               const nlohmann::json& fields, int64_t now_us,
+                                               const nlohmann::json& given, int64_t now_us,
                                                const limits& lim);
 
 /// Whether a slug exists in any form (skill, archived, or pending candidate).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "actors/tools/json_fields.hpp"
 #include "storage/digest.hpp"
 
 namespace voxos::plans {
@@ -14,16 +15,6 @@ constexpr std::string_view ev_created = "plan.created";
 constexpr std::string_view ev_step = "plan.step_updated";
 constexpr std::string_view ev_completed = "plan.completed";
 
-std::string str(const json& doc, const char* key) {
-  auto found = doc.find(key);
-  return found != doc.end() && found->is_string() ? found->get<std::string>() : std::string{};
-}
-
-int64_t num(const json& doc, const char* key) {
-  auto found = doc.find(key);
-  return found != doc.end() && found->is_number_integer() ? found->get<int64_t>() : -1;
-}
-
 tool_outcome with_write(json answer, std::string_view type, const json& data) {
   auto out = tool_outcome::ok(std::move(answer));
   out.writes.push_back({std::string{stream}, {{std::string{type}, data.dump()}}});
@@ -33,7 +24,7 @@ tool_outcome with_write(json answer, std::string_view type, const json& data) {
 /// The agent's own plan, or the error the model sees.
 const plan* own_plan(const state& st, const tool_context& ctx, const json& args,
                      tool_outcome& refused) {
-  auto found = st.plans.find(str(args, "plan_id"));
+  auto found = st.plans.find(fields::text(args, "plan_id"));
   if (found == st.plans.end() || found->second.agent_id != ctx.agent_id) {
     refused = tool_outcome::error("not_found", "this agent has no task plan with that ID.");
     return nullptr;
@@ -80,11 +71,11 @@ tool_outcome update_step(const state& st, const tool_context& ctx, const json& a
   json data{{"plan_id", p->id},
             {"step_index", index},
             {"status", args.at("status")},
-            {"note", str(args, "note")},
+            {"note", fields::text(args, "note")},
             {"updated_us", ctx.now_us}};
   auto updated = *p;
   updated.steps[index].status = args.at("status").get<std::string>();
-  updated.steps[index].note = str(args, "note");
+  updated.steps[index].note = fields::text(args, "note");
   return with_write({{"plan", to_json(updated)}}, ev_step, data);
 }
 
@@ -93,10 +84,11 @@ tool_outcome complete(const state& st, const tool_context& ctx, const json& args
   const auto* p = own_plan(st, ctx, args, refused);
   if (p == nullptr)
     return refused;
-  json data{{"plan_id", p->id}, {"summary", str(args, "summary")}, {"completed_us", ctx.now_us}};
+  json data{
+    {"plan_id", p->id}, {"summary", fields::text(args, "summary")}, {"completed_us", ctx.now_us}};
   auto done = *p;
   done.completed = true;
-  done.summary = str(args, "summary");
+  done.summary = fields::text(args, "summary");
   return with_write({{"plan", to_json(done)}}, ev_completed, data);
 }
 
@@ -143,37 +135,38 @@ status apply(state& st, std::string_view type, const json& data) {
     return corrupt;
   if (type == ev_created) {
     plan p;
-    p.id = str(data, "plan_id");
-    p.agent_id = str(data, "agent_id");
-    p.run_id = str(data, "run_id");
-    p.chat_id = str(data, "chat_id");
-    p.title = str(data, "title");
-    p.created_us = num(data, "created_us");
+    p.id = fields::text(data, "plan_id");
+    p.agent_id = fields::text(data, "agent_id");
+    p.run_id = fields::text(data, "run_id");
+    p.chat_id = fields::text(data, "chat_id");
+    p.title = fields::text(data, "title");
+    p.created_us = fields::integer(data, "created_us", -1);
     auto steps = data.find("steps");
     if (p.id.empty() || p.agent_id.empty() || steps == data.end() || !steps->is_array())
       return corrupt;
     for (const auto& s : *steps)
-      p.steps.push_back({str(s, "title"), str(s, "status"), str(s, "note"), p.created_us});
+      p.steps.push_back({fields::text(s, "title"), fields::text(s, "status"),
+                         fields::text(s, "note"), p.created_us});
     st.plans[p.id] = std::move(p);
     return status::ok();
   }
-  auto found = st.plans.find(str(data, "plan_id"));
+  auto found = st.plans.find(fields::text(data, "plan_id"));
   if (found == st.plans.end())
     return corrupt;
   if (type == ev_step) {
-    auto index = num(data, "step_index");
+    auto index = fields::integer(data, "step_index", -1);
     if (index < 0 || static_cast<std::size_t>(index) >= found->second.steps.size())
       return corrupt;
     auto& s = found->second.steps[static_cast<std::size_t>(index)];
-    s.status = str(data, "status");
-    s.note = str(data, "note");
-    s.updated_us = num(data, "updated_us");
+    s.status = fields::text(data, "status");
+    s.note = fields::text(data, "note");
+    s.updated_us = fields::integer(data, "updated_us", -1);
     return status::ok();
   }
   if (type == ev_completed) {
     found->second.completed = true;
-    found->second.summary = str(data, "summary");
-    found->second.completed_us = num(data, "completed_us");
+    found->second.summary = fields::text(data, "summary");
+    found->second.completed_us = fields::integer(data, "completed_us", -1);
     return status::ok();
   }
   return corrupt;

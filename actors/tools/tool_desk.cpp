@@ -11,6 +11,7 @@
 
 #include "actors/tools/contacts.hpp"
 #include "actors/tools/docs.hpp"
+#include "actors/tools/json_fields.hpp"
 #include "actors/tools/node_servers.hpp"
 #include "actors/tools/time.hpp"
 #include "config/clock.hpp"
@@ -207,16 +208,6 @@ tool_outcome run_tool(tool_desk_state& st, const tool_context& ctx,
 
 // -- the owner's side -------------------------------------------------------------
 
-std::string str(const json& doc, const char* key) {
-  auto found = doc.find(key);
-  return found != doc.end() && found->is_string() ? found->get<std::string>() : std::string{};
-}
-
-bool flag(const json& doc, const char* key) {
-  auto found = doc.find(key);
-  return found != doc.end() && found->is_boolean() && found->get<bool>();
-}
-
 /// Events decided by the owner: appended, applied, then `answer` (JSON of
 /// what changed).
 caf::result<std::string> owner_commit(self_pointer self, result<std::vector<event_draft>> events,
@@ -233,13 +224,13 @@ caf::result<std::string> owner_commit(self_pointer self, result<std::vector<even
 /// Example skills the tenant checked: each installed unless its slug exists.
 caf::result<std::string> install_skills(self_pointer self, const json& body) {
   auto& st = self->state;
-  bool dry_run = flag(body, "dry_run");
+  bool dry_run = fields::flag(body, "dry_run");
   auto now = wall_clock_us();
   json outcomes = json::array();
   std::vector<event_draft> events;
   auto staged = st.knowledge; // slugs installed earlier in this request count
   for (const auto& skill : body.value("skills", json::array())) {
-    auto slug = str(skill, "slug");
+    auto slug = fields::text(skill, "slug");
     auto made = knowledge::install_skill(staged, slug, skill, now, st.limits.knowledge);
     if (!made) {
       outcomes.push_back({{"slug", slug},
@@ -266,28 +257,29 @@ caf::result<std::string> install_skills(self_pointer self, const json& body) {
 /// MCP's and the Skill MCP's writes are proposals and drafts for review.
 caf::result<std::string> server_call(self_pointer self, const json& body) {
   auto& st = self->state;
-  const auto* server = find_node_server(str(body, "server"));
-  auto tool = str(body, "tool");
+  const auto* server = find_node_server(fields::text(body, "server"));
+  auto tool = fields::text(body, "tool");
   if (server == nullptr
       || std::find(server->tools.begin(), server->tools.end(), tool) == server->tools.end())
     return make_error(errc::not_found, "no such tool on this server");
   tool_context ctx;
   ctx.tenant_id = st.tenant_id;
-  ctx.agent_id = str(body, "agent_id");
+  ctx.agent_id = fields::text(body, "agent_id");
   ctx.now_us = wall_clock_us();
   auto args = body.value("arguments", json::object());
   if (tool == "propose_agent_memory")
     return settle(self,
-                  knowledge::submit_from_server(
-                    st.knowledge, ctx, knowledge::source::memory_mcp, knowledge::change::memory,
-                    {{"content", str(args, "content")}, {"rationale", str(args, "reason")}},
-                    st.limits.knowledge));
+                  knowledge::submit_from_server(st.knowledge, ctx, knowledge::source::memory_mcp,
+                                                knowledge::change::memory,
+                                                {{"content", fields::text(args, "content")},
+                                                 {"rationale", fields::text(args, "reason")}},
+                                                st.limits.knowledge));
   if (tool == "create_user_skill")
     return settle(self, knowledge::submit_from_server(
                           st.knowledge, ctx, knowledge::source::skill_mcp, knowledge::change::skill,
-                          {{"title", str(args, "name")},
-                           {"description", str(args, "description")},
-                           {"content", str(args, "instructions")}},
+                          {{"title", fields::text(args, "name")},
+                           {"description", fields::text(args, "description")},
+                           {"content", fields::text(args, "instructions")}},
                           st.limits.knowledge));
   return settle(self, run_tool(st, ctx, "", tool, args));
 }
@@ -296,14 +288,14 @@ caf::result<std::string> owner_op(self_pointer self, const std::string& op, cons
   auto& st = self->state;
   auto now = wall_clock_us();
   if (op == "candidates.list") {
-    auto which = str(body, "status");
+    auto which = fields::text(body, "status");
     auto limit = body.value("limit", 100);
     return knowledge::list_candidates(st.knowledge, which.empty() ? "pending" : which,
                                       static_cast<std::size_t>(limit))
       .dump();
   }
   if (op == "candidates.confirm" || op == "candidates.reject") {
-    auto id = str(body, "id");
+    auto id = fields::text(body, "id");
     auto events = op == "candidates.confirm"
                     ? knowledge::confirm(st.knowledge, id, now, st.limits.knowledge)
                     : knowledge::reject(st.knowledge, id, now);
@@ -312,18 +304,20 @@ caf::result<std::string> owner_op(self_pointer self, const std::string& op, cons
       json{{"id", id}, {"status", op == "candidates.confirm" ? "confirmed" : "rejected"}}.dump());
   }
   if (op == "consent.set") {
-    bool on = flag(body, "automatic_saving");
+    bool on = fields::flag(body, "automatic_saving");
     return owner_commit(self, knowledge::set_consent(on, now),
                         json{{"automatic_saving", on}}.dump());
   }
   if (op == "memories.list")
-    return knowledge::list_memories(st.knowledge, str(body, "agent_id"), flag(body, "archived"))
+    return knowledge::list_memories(st.knowledge, fields::text(body, "agent_id"),
+                                    fields::flag(body, "archived"))
       .dump();
   if (op == "skills.list")
-    return knowledge::list_skills(st.knowledge, flag(body, "archived"), flag(body, "versions"))
+    return knowledge::list_skills(st.knowledge, fields::flag(body, "archived"),
+                                  fields::flag(body, "versions"))
       .dump();
   if (op == "skills.get") {
-    auto found = st.knowledge.skills.find(str(body, "slug"));
+    auto found = st.knowledge.skills.find(fields::text(body, "slug"));
     if (found == st.knowledge.skills.end() || found->second.archived)
       return make_error(errc::not_found, "no active skill has this slug");
     return knowledge::to_json(found->second, true).dump();

@@ -4,7 +4,7 @@
 // input stores nothing.
 #include <doctest/doctest.h>
 
-#include "support/running_node.hpp"
+#include "support/tool_session.hpp"
 
 using namespace voxos;
 using nlohmann::json;
@@ -12,51 +12,13 @@ using test::admin_token;
 
 namespace {
 
-struct tools_fixture {
-  test::temp_dir dir;
-  test::running_node node{dir};
-  std::string tenant_id;
-  std::string token;
-  std::string agent_id;
-
+/// A tenant whose default agent has the medium-risk writes toggled on.
+struct tools_fixture : test::tool_session {
   tools_fixture() {
-    std::tie(tenant_id, token) = node.make_tenant("Acme");
-    auto agents = node.call("GET", "/v1/agents", token);
-    REQUIRE(agents.status == 200);
-    agent_id = agents.body[0]["agent_id"].get<std::string>();
-    // The medium-risk writes are toggled on by the owner.
     for (auto tool :
          {"record_agent_improvement", "create_task_plan", "update_task_step", "complete_task_plan",
           "create_user_skill", "create_agent_memory", "search_contacts"})
       grant(tool);
-  }
-
-  void grant(const std::string& tool, const std::string& decision = "allow") {
-    auto set = node.call("PUT", "/v1/agents/" + agent_id + "/grants", token,
-                         json{{"tool", tool}, {"decision", decision}}.dump());
-    REQUIRE_MESSAGE(set.status == 200, set.raw);
-  }
-
-  std::string start_run(const std::string& chan = "owner_text_chat") {
-    auto run =
-      node.call("POST", "/v1/runs", token, json{{"agent_id", agent_id}, {"channel", chan}}.dump());
-    REQUIRE_MESSAGE(run.status == 201, run.raw);
-    return run.body["run_id"].get<std::string>();
-  }
-
-  /// One call in its own round: {status, output}.
-  json call(const std::string& run_id, const std::string& tool, json args) {
-    json body{{"calls", {{{"call_id", "c1"}, {"name", tool}, {"arguments", std::move(args)}}}}};
-    auto answer = node.call("POST", "/v1/runs/" + run_id + "/tool-calls", token, body.dump());
-    REQUIRE_MESSAGE(answer.status == 200, answer.raw);
-    return answer.body["outputs"][0];
-  }
-
-  /// The structured result of a call that completed.
-  json result_of(const std::string& run_id, const std::string& tool, json args) {
-    auto out = call(run_id, tool, std::move(args));
-    REQUIRE_MESSAGE(out["status"] == "ok", out.dump());
-    return out["output"]["structuredContent"];
   }
 };
 

@@ -6,54 +6,25 @@
 // starts again, and the history stays the tenant's own.
 #include <doctest/doctest.h>
 
-#include "support/running_node.hpp"
+#include "support/tool_session.hpp"
 
 using namespace voxos;
 using nlohmann::json;
 
 namespace {
 
-struct host {
-  test::temp_dir dir;
-  test::running_node node{dir};
-  std::string tenant_id;
-  std::string token;
-  std::string agent_id;
-
+/// A tenant whose default agent may search and read its history and record
+/// improvements; its host reports turns and finishes runs.
+struct host : test::tool_session {
   host() {
-    std::tie(tenant_id, token) = node.make_tenant("Acme");
-    agent_id = node.call("GET", "/v1/agents", token).body[0]["agent_id"].get<std::string>();
-    for (auto tool : {"search_agent_history", "read_agent_history", "record_agent_improvement"}) {
-      auto set = node.call("PUT", "/v1/agents/" + agent_id + "/grants", token,
-                           json{{"tool", tool}, {"decision", "allow"}}.dump());
-      REQUIRE_MESSAGE(set.status == 200, set.raw);
-    }
-  }
-
-  std::string start_run(const std::string& chan = "owner_text_chat") {
-    auto run =
-      node.call("POST", "/v1/runs", token, json{{"agent_id", agent_id}, {"channel", chan}}.dump());
-    REQUIRE_MESSAGE(run.status == 201, run.raw);
-    return run.body["run_id"].get<std::string>();
+    for (auto tool : {"search_agent_history", "read_agent_history", "record_agent_improvement"})
+      grant(tool);
   }
 
   void turn(const std::string& run, const std::string& user, const std::string& assistant) {
     auto reported = node.call("POST", "/v1/runs/" + run + "/turns", token,
                               json{{"user", user}, {"assistant", assistant}}.dump());
     REQUIRE_MESSAGE(reported.status == 201, reported.raw);
-  }
-
-  json call(const std::string& run, const std::string& tool, json args) {
-    json body{{"calls", {{{"call_id", "c1"}, {"name", tool}, {"arguments", std::move(args)}}}}};
-    auto answer = node.call("POST", "/v1/runs/" + run + "/tool-calls", token, body.dump());
-    REQUIRE_MESSAGE(answer.status == 200, answer.raw);
-    return answer.body["outputs"][0];
-  }
-
-  json result_of(const std::string& run, const std::string& tool, json args) {
-    auto out = call(run, tool, std::move(args));
-    REQUIRE_MESSAGE(out["status"] == "ok", out.dump());
-    return out["output"]["structuredContent"];
   }
 
   void finish(const std::string& run) {

@@ -6,33 +6,16 @@
 
 #include "support/child_process.hpp"
 #include "support/node_peer.hpp"
-#include "support/running_node.hpp"
+#include "support/tool_session.hpp"
 
 using namespace voxos;
 using nlohmann::json;
 
 namespace {
 
-struct mcp_fixture {
-  test::temp_dir dir;
-  test::running_node node{dir};
-  std::string tenant_id;
-  std::string token;
-  std::string agent_id;
-
-  mcp_fixture() {
-    std::tie(tenant_id, token) = node.make_tenant("Acme");
-    agent_id = node.call("GET", "/v1/agents", token).body[0]["agent_id"].get<std::string>();
-  }
-
+struct mcp_fixture : test::tool_session {
   std::string url(const std::string& server) {
     return "http://127.0.0.1:" + std::to_string(node.get().http_port()) + "/mcp/" + server;
-  }
-
-  void grant(const std::string& tool, const std::string& decision = "allow") {
-    auto set = node.call("PUT", "/v1/agents/" + agent_id + "/grants", token,
-                         json{{"tool", tool}, {"decision", decision}}.dump());
-    REQUIRE_MESSAGE(set.status == 200, set.raw);
   }
 
   /// The SDK client against `server`: its JSON line.
