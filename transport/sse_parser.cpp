@@ -324,9 +324,14 @@ bool sse_parser::append_data(std::string_view bytes) {
   return true;
 }
 
-std::string sse_event_text(std::string_view data, std::string_view event) {
+std::string sse_event_text(std::string_view data, std::string_view event, std::string_view id) {
   std::string text;
-  text.reserve(data.size() + event.size() + 16);
+  text.reserve(data.size() + event.size() + id.size() + 24);
+  if (!id.empty()) {
+    text += "id: ";
+    text += id;
+    text += '\n';
+  }
   text += "event: ";
   text += event;
   text += "\ndata: ";

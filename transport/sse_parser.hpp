@@ -67,10 +67,12 @@ struct sse_limits {
   std::size_t max_event_bytes = std::size_t{8} << 20;
 };
 
-/// One event as a server writes it: `event: <event>`, then each line of
-/// `data` as a `data:` line (a CR, LF or CRLF in `data` starts a new one),
-/// then the blank line that dispatches it.
-std::string sse_event_text(std::string_view data, std::string_view event = "message");
+/// One event as a server writes it: `id: <id>` when `id` is not empty (it
+/// must hold no CR, LF or NUL), `event: <event>`, then each line of `data`
+/// as a `data:` line (a CR, LF or CRLF in `data` starts a new one), then the
+/// blank line that dispatches it.
+std::string sse_event_text(std::string_view data, std::string_view event = "message",
+                           std::string_view id = {});
 
 /// A comment line and blank line: a keepalive no client dispatches.
 inline constexpr std::string_view sse_keepalive_text = ":\n\n";
