@@ -22,6 +22,17 @@ constexpr std::string_view log_component = "mcp_server";
 const char* const log_level_names[] = {"debug", "info",     "notice", "warning",
                                        "error", "critical", "alert",  "emergency"};
 
+/// The capability an input request's method needs.
+const char* capability_of(std::string_view method) {
+  if (method == "elicitation/create")
+    return "elicitation";
+  if (method == "sampling/createMessage")
+    return "sampling";
+  if (method == "roots/list")
+    return "roots";
+  return nullptr;
+}
+
 } // namespace
 
 // -- results and messages ----------------------------------------------------------
@@ -104,45 +115,66 @@ std::string call_key(const std::string& session_id, const jsonrpc_id& id) {
 } // namespace mcp_detail
 
 // -- one call -------------------------------------------------------------------
-struct mcp_call_run {
-  static mcp_call_context context(const mcp_request_info& info, const mcp_call_channel& channel,
-                                  std::shared_ptr<std::atomic<bool>> cancelled) {
-    mcp_call_context ctx;
-    ctx.caller_ = info.caller.get();
-    ctx.protocol_version_ = info.version;
-    ctx.client_capabilities_ = &info.capabilities;
-    ctx.client_info_ = &info.client_info;
-    ctx.progress_token_ = info.progress_token;
-    if (info.wire == mcp_wire::stateless) {
-      if (info.log_level)
-        ctx.log_level_ = static_cast<mcp_log_level>(*info.log_level);
-    } else {
-      auto level = info.session ? info.session->log_level() : std::nullopt;
-      if (level)
-        ctx.log_level_ = static_cast<mcp_log_level>(*level);
-      else
-        ctx.log_all_ = true;
-    }
-    auto write = channel.write;
-    auto emit_mutex = std::make_shared<std::mutex>();
-    ctx.emit_ = [write, emit_mutex](std::string message) {
-      // Empty: a notification that could not be written (not UTF-8).
-      if (!write || message.empty())
-        return;
-      std::lock_guard lock{*emit_mutex};
-      write(message);
-    };
-    auto gone = channel.gone;
-    ctx.gone_ = [gone, cancelled] { return (cancelled && *cancelled) || (gone && gone()); };
-    return ctx;
-  }
 
-  static void set_input(mcp_call_context& ctx, nlohmann::json responses,
-                        std::optional<nlohmann::json> state) {
-    ctx.input_responses_ = std::move(responses);
-    ctx.request_state_ = std::move(state);
+mcp_call_context mcp_call_run::context(const mcp_request_info& info,
+                                       const mcp_call_channel& channel,
+                                       std::shared_ptr<std::atomic<bool>> cancelled) {
+  mcp_call_context ctx;
+  ctx.caller_ = info.caller.get();
+  ctx.protocol_version_ = info.version;
+  ctx.client_capabilities_ = &info.capabilities;
+  ctx.client_info_ = &info.client_info;
+  ctx.progress_token_ = info.progress_token;
+  if (info.wire == mcp_wire::stateless) {
+    if (info.log_level)
+      ctx.log_level_ = static_cast<mcp_log_level>(*info.log_level);
+  } else {
+    auto level = info.session ? info.session->log_level() : std::nullopt;
+    if (level)
+      ctx.log_level_ = static_cast<mcp_log_level>(*level);
+    else
+      ctx.log_all_ = true;
   }
-};
+  auto write = channel.write;
+  auto emit_mutex = std::make_shared<std::mutex>();
+  ctx.emit_ = [write, emit_mutex](std::string message) {
+    // Empty: a notification that could not be written (not UTF-8).
+    if (!write || message.empty())
+      return;
+    std::lock_guard lock{*emit_mutex};
+    write(message);
+  };
+  auto gone = channel.gone;
+  ctx.gone_ = [gone, cancelled] { return (cancelled && *cancelled) || (gone && gone()); };
+  return ctx;
+}
+
+mcp_call_context mcp_call_run::task_context(const mcp_task_run& run, std::function<bool()> stopping,
+                                            std::function<void(std::string)> status) {
+  mcp_call_context ctx;
+  const auto& job = *run.job;
+  ctx.caller_ = job.caller.get();
+  ctx.protocol_version_ = job.version;
+  ctx.client_capabilities_ = &job.capabilities;
+  ctx.client_info_ = &job.client_info;
+  ctx.input_responses_ = run.input_responses;
+  ctx.request_state_ = run.state;
+  ctx.task_id_ = run.task_id;
+  ctx.task_status_ = std::move(status);
+  auto cancelled = run.cancelled;
+  ctx.gone_ = [cancelled, stopping = std::move(stopping)] { return *cancelled || stopping(); };
+  return ctx;
+}
+
+void mcp_call_run::set_input(mcp_call_context& ctx, nlohmann::json responses,
+                             std::optional<nlohmann::json> state) {
+  ctx.input_responses_ = std::move(responses);
+  ctx.request_state_ = std::move(state);
+}
+
+void mcp_call_run::set_close_stream(mcp_call_context& ctx, std::function<void()> close) {
+  ctx.close_stream_ = std::move(close);
+}
 
 bool mcp_call_context::client_supports(std::string_view name) const {
   const auto& caps = client_capabilities();
@@ -152,6 +184,11 @@ bool mcp_call_context::client_supports(std::string_view name) const {
 
 void mcp_call_context::progress(double done, std::optional<double> total,
                                 std::string_view message) {
+  if (task_status_) {
+    if (!message.empty())
+      task_status_(std::string{message});
+    return;
+  }
   if (progress_token_.is_null() || !emit_)
     return;
   nlohmann::json params = {{"progressToken", progress_token_}, {"progress", done}};
@@ -176,53 +213,26 @@ bool mcp_call_context::cancelled() const {
   return gone_ && gone_();
 }
 
-namespace {
-
-/// The capability an input request's method needs.
-const char* capability_of(std::string_view method) {
-  if (method == "elicitation/create")
-    return "elicitation";
-  if (method == "sampling/createMessage")
-    return "sampling";
-  if (method == "roots/list")
-    return "roots";
-  return nullptr;
+void mcp_call_context::close_stream() {
+  if (close_stream_)
+    close_stream_();
 }
 
-/// Runs the handler once, never letting an exception out.
-mcp_outcome invoke(const mcp_call_spec& spec, mcp_call_context& ctx) {
+namespace mcp_detail {
+
+mcp_outcome invoke(const std::string& method,
+                   const std::function<mcp_outcome(mcp_call_context&)>& run,
+                   mcp_call_context& ctx) {
   try {
-    return spec.run(ctx);
+    return run(ctx);
   } catch (const std::exception&) {
-    log::error(log_component, "a handler of " + spec.method + " threw (text withheld)");
+    log::error(log_component, "a handler of " + method + " threw (text withheld)");
   } catch (...) {
-    log::error(log_component, "a handler of " + spec.method + " threw a non-standard exception");
+    log::error(log_component, "a handler of " + method + " threw a non-standard exception");
   }
   return mcp_error{mcp_code::internal_error, "internal error", nullptr};
 }
 
-/// A complete result, shaped for the wire.
-std::string complete_text(const mcp_server_state& state, const mcp_request_info& info,
-                          const mcp_call_spec& spec, const jsonrpc_id& id, nlohmann::json result,
-                          bool retried) {
-  if (!result.is_object())
-    return error_text(id, mcp_code::internal_error, "the handler's result is not an object");
-  if (info.wire == mcp_wire::stateless) {
-    result["resultType"] = "complete";
-    if (spec.cache) {
-      // A retried request's result depends on its inputs: never cacheable.
-      mcp_cache_hint hint = retried ? mcp_cache_hint{} : *spec.cache;
-      if (!result.contains("ttlMs"))
-        result["ttlMs"] = hint.ttl_ms;
-      if (!result.contains("cacheScope"))
-        result["cacheScope"] = hint.shared ? "public" : "private";
-    }
-  }
-  (void)state;
-  return response_text(id, result);
-}
-
-/// Checks a handler's input requests; the refusal's text, or nullopt.
 std::optional<mcp_error> check_input(const mcp_input_required& input, const mcp_call_context& ctx) {
   if (!input.input_requests.is_object()
       || (input.input_requests.empty() && !input.state.has_value()))
@@ -245,6 +255,31 @@ std::optional<mcp_error> check_input(const mcp_input_required& input, const mcp_
     return mcp_error{mcp_code::missing_client_capability, "Missing required client capability",
                      nlohmann::json{{"requiredCapabilities", missing}}};
   return std::nullopt;
+}
+
+} // namespace mcp_detail
+
+namespace {
+
+/// A complete result, shaped for the wire.
+std::string complete_text(const mcp_server_state& state, const mcp_request_info& info,
+                          const mcp_call_spec& spec, const jsonrpc_id& id, nlohmann::json result,
+                          bool retried) {
+  if (!result.is_object())
+    return error_text(id, mcp_code::internal_error, "the handler's result is not an object");
+  if (info.wire == mcp_wire::stateless) {
+    result["resultType"] = "complete";
+    if (spec.cache) {
+      // A retried request's result depends on its inputs: never cacheable.
+      mcp_cache_hint hint = retried ? mcp_cache_hint{} : *spec.cache;
+      if (!result.contains("ttlMs"))
+        result["ttlMs"] = hint.ttl_ms;
+      if (!result.contains("cacheScope"))
+        result["cacheScope"] = hint.shared ? "public" : "private";
+    }
+  }
+  (void)state;
+  return response_text(id, result);
 }
 
 /// 2025-11-25: sends the input requests on the call's stream and waits for
@@ -287,18 +322,38 @@ std::variant<nlohmann::json, mcp_error> play_input_round(mcp_server_state& state
   return responses;
 }
 
+} // namespace
+
+namespace mcp_detail {
+
 /// Runs a call to its end: the final message (response or error), with
-/// progress, logs and (2025-11-25) input requests sent on the way.
-std::string run_call(mcp_server_state& state, const mcp_request_info& info,
-                     const mcp_call_spec& spec, const jsonrpc_id& id, mcp_call_context& ctx,
-                     const mcp_call_channel& channel) {
+/// progress, logs and (2025-11-25) input requests sent on the way. A
+/// hand-off becomes a task when the call may have one, else its work runs
+/// here as the rest of the call.
+std::string run_call(const std::shared_ptr<mcp_server_state>& state_ptr,
+                     const mcp_request_info& info, const mcp_call_spec& spec, const jsonrpc_id& id,
+                     mcp_call_context& ctx, const mcp_call_channel& channel) {
+  auto& state = *state_ptr;
   bool retried = !ctx.input_responses().empty() || ctx.request_state().has_value();
-  for (std::size_t round = 0;; ++round) {
-    auto outcome = invoke(spec, ctx);
+  auto run = spec.run;
+  bool handed_off = false;
+  for (std::size_t round = 0;;) {
+    auto outcome = invoke(spec.method, run, ctx);
     if (auto* result = std::get_if<nlohmann::json>(&outcome))
       return complete_text(state, info, spec, id, std::move(*result), retried);
     if (auto* error = std::get_if<mcp_error>(&outcome))
       return error_text(id, error->code, error->message, error->data);
+    if (auto* handoff = std::get_if<mcp_run_as_task>(&outcome)) {
+      if (handed_off || !handoff->work)
+        return error_text(id, mcp_code::internal_error,
+                          handed_off ? "the handed-off work handed off again"
+                                     : "the handler handed off no work");
+      if (spec.task)
+        return start_task(state_ptr, info, spec.method, std::move(*handoff), id);
+      run = std::move(handoff->work);
+      handed_off = true;
+      continue;
+    }
     auto& input = std::get<mcp_input_required>(outcome);
     if (!spec.input)
       return error_text(id, mcp_code::internal_error,
@@ -315,7 +370,7 @@ std::string run_call(mcp_server_state& state, const mcp_request_info& info,
                             std::chrono::system_clock::now());
       return response_text(id, result);
     }
-    if (round + 1 >= state.options.max_input_rounds)
+    if (++round >= state.options.max_input_rounds)
       return error_text(id, mcp_code::internal_error, "the call asked for input too many times");
     // A call waiting for input holds its worker as a stream does: bounded alike.
     if (!state.acquire_stream())
@@ -330,10 +385,6 @@ std::string run_call(mcp_server_state& state, const mcp_request_info& info,
     retried = true;
   }
 }
-
-} // namespace
-
-namespace mcp_detail {
 
 void answer_call(const std::shared_ptr<mcp_server_state>& state_ptr, mcp_request_info info,
                  mcp_call_spec spec, jsonrpc_id id, nlohmann::json input_responses,
@@ -359,30 +410,35 @@ void answer_call(const std::shared_ptr<mcp_server_state>& state_ptr, mcp_request
     channel.gone = [state_ptr] { return state_ptr->stopping.load(); };
     auto ctx = mcp_call_run::context(info, channel, cancelled);
     mcp_call_run::set_input(ctx, std::move(input_responses), std::move(request_state));
-    answer(res, 200, run_call(state, info, spec, id, ctx, channel));
+    answer(res, 200, run_call(state_ptr, info, spec, id, ctx, channel));
     forget();
+    return;
+  }
+  info.http = nullptr; // the request is gone by the time the stream is written
+  auto parts =
+    std::make_shared<mcp_call_parts>(std::move(info), std::move(spec), std::move(id),
+                                     std::move(input_responses), std::move(request_state));
+  if (std::get<0>(*parts).session) {
+    answer_session_stream(state_ptr, std::move(parts), std::move(cancelled), std::move(forget),
+                          res);
     return;
   }
   res.status = 200;
   set_stream_headers(res);
-  info.http = nullptr; // the request is gone by the time the stream is written
-  auto shared = std::make_shared<std::tuple<mcp_request_info, mcp_call_spec, jsonrpc_id,
-                                            nlohmann::json, std::optional<nlohmann::json>>>(
-    std::move(info), std::move(spec), std::move(id), std::move(input_responses),
-    std::move(request_state));
   res.set_chunked_content_provider(
     "text/event-stream",
-    [state_ptr, shared, cancelled](std::size_t, httplib::DataSink& sink) {
-      auto& [call_info, call_spec, call_id, responses, call_state] = *shared;
+    [state_ptr, parts, cancelled](std::size_t, httplib::DataSink& sink) {
+      auto& [call_info, call_spec, call_id, responses, call_state] = *parts;
       mcp_call_channel channel;
       channel.write = [&sink](const std::string& message) {
         auto event = sse_event_text(message);
         return sink.write(event.data(), event.size());
       };
+      // 2026-07-28: closing the call's stream is the cancellation.
       channel.gone = [&sink, state_ptr] { return state_ptr->stopping || !sink.is_writable(); };
       auto ctx = mcp_call_run::context(call_info, channel, cancelled);
       mcp_call_run::set_input(ctx, std::move(responses), std::move(call_state));
-      auto final_text = run_call(*state_ptr, call_info, call_spec, call_id, ctx, channel);
+      auto final_text = run_call(state_ptr, call_info, call_spec, call_id, ctx, channel);
       if (!channel.write(final_text))
         return false;
       sink.done();

@@ -1,7 +1,8 @@
 // The methods of the MCP server (mcp_server.hpp) once a request's envelope
 // passed: the lists, discovery and the session wire's own methods, answered
 // here; tools, prompts, resources, completions and extension methods, checked
-// here and run by mcp_call.cpp.
+// here and run by mcp_call.cpp; the tasks methods, served by
+// mcp_task_calls.cpp.
 #include "transport/mcp_server_state.hpp"
 
 #include <algorithm>
@@ -137,8 +138,11 @@ std::optional<plain_answer> plain_method(mcp_server_state& state, const mcp_requ
     return plain_answer{std::move(result)};
   }
   if (method == "server/discover" && stateless) {
+    auto capabilities = state.registry.capabilities(state.options.logging);
+    if (state.options.max_tasks > 0)
+      capabilities["extensions"][std::string{mcp_tasks_extension}] = nlohmann::json::object();
     nlohmann::json result = {{"supportedVersions", mcp_stateless_versions()},
-                             {"capabilities", state.registry.capabilities(state.options.logging)}};
+                             {"capabilities", std::move(capabilities)}};
     if (!state.options.instructions.empty())
       result["instructions"] = state.options.instructions;
     result["_meta"] = {{std::string{mcp_meta::server_info}, server_info(state.options)}};
@@ -305,6 +309,17 @@ tool_call(mcp_server_state& state, const mcp_request_info& info, const nlohmann:
                                          "not declare: "
                                          + missing.dump()));
   }
+  // A task needs the extension served (2026-07-28) and declared by the request.
+  const bool tasks_served = info.wire == mcp_wire::stateless && state.options.max_tasks > 0;
+  const bool may_be_task = tasks_served && entry->tool.task_support != mcp_task_support::none
+                           && mcp_declares_tasks(info.capabilities);
+  if (entry->tool.task_support == mcp_task_support::required && !may_be_task) {
+    if (tasks_served)
+      return refused_call{400, tasks_not_declared()};
+    return nlohmann::json(mcp_tool_error("This tool runs only as a task (the tasks extension, "
+                                         "at 2026-07-28), which this server does not serve "
+                                         "here"));
+  }
   auto checked = validate(entry->arguments, arguments);
   if (!checked.is_valid())
     return nlohmann::json(mcp_tool_error(argument_errors(checked)));
@@ -312,6 +327,7 @@ tool_call(mcp_server_state& state, const mcp_request_info& info, const nlohmann:
   spec.method = "tools/call";
   spec.target = name;
   spec.input = true;
+  spec.task = may_be_task;
   spec.run = [entry, arguments = std::move(arguments)](mcp_call_context& ctx) {
     return entry->tool.handler(arguments, ctx);
   };
@@ -457,7 +473,11 @@ void dispatch(const std::shared_ptr<mcp_server_state>& state_ptr, mcp_request_in
     return;
   }
   if (stateless && method == "subscriptions/listen") {
-    listen(state_ptr, id, params, res);
+    listen(state_ptr, info, id, params, res);
+    return;
+  }
+  if (stateless && state.options.max_tasks > 0 && is_task_method(method)) {
+    serve_task_method(state_ptr, info, id, method, params, res);
     return;
   }
 

@@ -8,6 +8,7 @@
 #include "transport/ascii.hpp"
 #include "transport/http_client.hpp"
 #include "transport/mcp_pagination.hpp"
+#include "transport/mcp_tasks.hpp"
 
 namespace voxos {
 
@@ -399,7 +400,13 @@ status mcp_registry::add_extension(mcp_extension extension) {
       return refuse("extension " + extension.id + ": a method has no name or no handler");
     if (std::find(core_methods.begin(), core_methods.end(), method) != core_methods.end())
       return refuse("extension " + extension.id + ": method " + method + " is the server's own");
+    // Reserved for the tasks extension, which the server serves itself.
+    if (method.rfind("tasks/", 0) == 0 || method.rfind("notifications/tasks", 0) == 0)
+      return refuse("extension " + extension.id + ": method " + method
+                    + " is reserved for the tasks extension");
   }
+  if (extension.id == mcp_tasks_extension)
+    return refuse("extension " + extension.id + " is the server's own");
   std::unique_lock lock{mutex_};
   if (extensions_.count(extension.id) != 0)
     return refuse("extension " + extension.id + " is already registered");

@@ -22,8 +22,8 @@ constexpr std::chrono::seconds stop_wait{5};
 
 // -- subscriptions/listen and the GET stream --------------------------------------------
 
-/// Serves an open stream until its client leaves, it closes, or the server
-/// stops: queued messages as events, a keepalive comment when idle. `first`
+/// Serves a subscriptions/listen stream until its client leaves, it closes,
+/// or the server stops: queued messages as events, a keepalive comment when idle. `first`
 /// goes out before anything queued; `last` (if any) when the server stops.
 bool pump_stream(mcp_server_state& state, httplib::DataSink& sink, mcp_stream& stream,
                  const std::string& first, const std::string& last) {
@@ -31,56 +31,19 @@ bool pump_stream(mcp_server_state& state, httplib::DataSink& sink, mcp_stream& s
   // The first event, or a comment: either way the client sees the stream live at once.
   if (!write(first.empty() ? std::string{sse_keepalive_text} : sse_event_text(first)))
     return false;
-  auto idle_since = std::chrono::steady_clock::now();
+  idle_clock idle{state.options.keepalive};
   while (!state.stopping && !stream.closed()) {
     auto messages = stream.take(mcp_liveness_slice);
     for (const auto& message : messages)
       if (!write(sse_event_text(message)))
         return false;
-    auto now = std::chrono::steady_clock::now();
-    if (!messages.empty()) {
-      idle_since = now;
-    } else if (now - idle_since >= state.options.keepalive) {
-      if (!write(sse_keepalive_text))
-        return false;
-      idle_since = now;
-    }
-    if (!sink.is_writable())
+    if (!idle.tick(!messages.empty(), write) || !sink.is_writable())
       return false;
   }
   if (state.stopping && !last.empty() && !write(sse_event_text(last)))
     return false;
   sink.done();
   return true;
-}
-
-void open_session_stream(const std::shared_ptr<mcp_server_state>& state_ptr,
-                         const std::shared_ptr<mcp_session>& session, httplib::Response& res) {
-  auto& state = *state_ptr;
-  if (!state.acquire_stream()) {
-    answer_error(res, 503, std::nullopt, mcp_code::internal_error,
-                 "too many open streams; try again later");
-    return;
-  }
-  auto stream = std::make_shared<mcp_stream>(state.options.stream_backlog);
-  if (!session->attach(stream)) {
-    state.release_stream();
-    answer_error(res, 409, std::nullopt, mcp_code::invalid_request,
-                 "Conflict: this session's stream is already open");
-    return;
-  }
-  res.status = 200;
-  set_stream_headers(res);
-  res.set_chunked_content_provider(
-    "text/event-stream",
-    [state_ptr, stream](std::size_t, httplib::DataSink& sink) {
-      return pump_stream(*state_ptr, sink, *stream, {}, {});
-    },
-    [state_ptr, session, stream](bool) {
-      stream->close();
-      session->detach(stream);
-      state_ptr->release_stream();
-    });
 }
 
 /// The request, notification or response one POST body holds.
@@ -339,7 +302,7 @@ void handle_request(const std::shared_ptr<mcp_server_state>& state_ptr, const ht
       answer_error(res, 404, std::nullopt, code_unknown_session, "Session not found");
       return;
     }
-    open_session_stream(state_ptr, session, res);
+    open_session_stream(state_ptr, session, req, res);
     return;
   }
   if (req.method != "POST") {
@@ -394,12 +357,29 @@ void fan_out(mcp_server_state& state, std::string_view method, const nlohmann::j
   }
 }
 
+/// notifications/tasks for the listen streams that asked for this task.
+void notify_task(mcp_server_state& state, const std::string& principal, const std::string& task_id,
+                 const nlohmann::json& detailed) {
+  std::vector<std::shared_ptr<mcp_listener>> listeners;
+  {
+    std::lock_guard lock{state.streams_mutex};
+    for (const auto& listener : state.listeners)
+      if (listener->principal == principal && listener->filter.task_ids.count(task_id) != 0)
+        listeners.push_back(listener);
+  }
+  for (const auto& listener : listeners) {
+    auto tagged = detailed;
+    tagged["_meta"][std::string{mcp_meta::subscription_id}] = listener->subscription_id;
+    listener->stream->push(notification_text("notifications/tasks", tagged));
+  }
+}
+
 } // namespace
 
 namespace mcp_detail {
 
-void listen(const std::shared_ptr<mcp_server_state>& state_ptr, const jsonrpc_id& id,
-            const nlohmann::json& params, httplib::Response& res) {
+void listen(const std::shared_ptr<mcp_server_state>& state_ptr, const mcp_request_info& info,
+            const jsonrpc_id& id, const nlohmann::json& params, httplib::Response& res) {
   auto& state = *state_ptr;
   if (!params.contains("notifications") || !params["notifications"].is_object()) {
     answer_error(res, 200, id, mcp_code::invalid_params,
@@ -407,6 +387,17 @@ void listen(const std::shared_ptr<mcp_server_state>& state_ptr, const jsonrpc_id
     return;
   }
   const auto& asked = params["notifications"];
+  const bool tasks_asked = state.options.max_tasks > 0 && asked.contains("taskIds");
+  if (tasks_asked && !asked["taskIds"].is_array()) {
+    answer_error(res, 200, id, mcp_code::invalid_params,
+                 "Invalid params: notifications.taskIds must be an array");
+    return;
+  }
+  if (tasks_asked && !mcp_declares_tasks(info.capabilities)) {
+    auto refusal = tasks_not_declared();
+    answer_error(res, 400, id, refusal.code, refusal.message, refusal.data);
+    return;
+  }
   auto caps = state.registry.capabilities(false);
   auto listener = std::make_shared<mcp_listener>();
   auto honored = nlohmann::json::object();
@@ -427,6 +418,16 @@ void listen(const std::shared_ptr<mcp_server_state>& state_ptr, const jsonrpc_id
         uris.push_back(uri);
     honored["resourceSubscriptions"] = std::move(uris);
   }
+  if (tasks_asked) {
+    // Only the caller's own tasks; any other id is left out of the ack.
+    auto ids = nlohmann::json::array();
+    for (const auto& task_id : asked["taskIds"])
+      if (task_id.is_string() && state.tasks.get(task_id.get<std::string>(), info.caller->principal)
+          && listener->filter.task_ids.insert(task_id.get<std::string>()).second)
+        ids.push_back(task_id);
+    honored["taskIds"] = std::move(ids);
+  }
+  listener->principal = info.caller->principal;
   listener->subscription_id =
     std::visit([](const auto& value) { return nlohmann::json(value); }, id);
   if (!state.acquire_stream()) {
@@ -465,7 +466,14 @@ void listen(const std::shared_ptr<mcp_server_state>& state_ptr, const jsonrpc_id
 // -- mcp_server ---------------------------------------------------------------------------
 
 mcp_server::mcp_server(mcp_server_options options)
-    : state_(std::make_shared<mcp_server_state>(std::move(options))) {}
+    : state_(std::make_shared<mcp_server_state>(std::move(options))) {
+  std::weak_ptr<mcp_server_state> weak = state_;
+  state_->tasks.on_change([weak](const std::string& principal, const std::string& task_id,
+                                 const nlohmann::json& detailed) {
+    if (auto state = weak.lock())
+      notify_task(*state, principal, task_id, detailed);
+  });
+}
 
 mcp_server::~mcp_server() {
   stop();
@@ -592,6 +600,7 @@ void mcp_server::stop() {
   if (state.stopping.exchange(true))
     return;
   state.inputs.stop();
+  state.tasks.stop();
   state.sessions.end_all();
   {
     std::unique_lock lock{state.streams_mutex};
@@ -599,6 +608,8 @@ void mcp_server::stop() {
       listener->stream->close();
     state.streams_ended.wait_for(lock, stop_wait, [&] { return state.open_streams == 0; });
   }
+  // Running work saw cancelled(); wait for it to end.
+  state.task_pool.stop();
 }
 
 std::size_t mcp_server::session_count() const {
@@ -608,6 +619,10 @@ std::size_t mcp_server::session_count() const {
 std::size_t mcp_server::open_streams() const {
   std::lock_guard lock{state_->streams_mutex};
   return state_->open_streams;
+}
+
+std::size_t mcp_server::task_count() const {
+  return state_->tasks.size();
 }
 
 } // namespace voxos

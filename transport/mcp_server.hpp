@@ -11,19 +11,22 @@
 //     without, 404 for an unknown, ended or foreign one). POST carries
 //     requests, notifications and the client's responses; GET opens the
 //     session's stream of server notifications (list changes, resource
-//     updates); DELETE ends the session. `MCP-Protocol-Version`, if sent,
-//     must be one of those versions (400).
+//     updates) or, with Last-Event-ID, resumes a stream (below); DELETE ends
+//     the session. `MCP-Protocol-Version`, if sent, must be one of those
+//     versions (400).
 //   2026-07-28 (stateless): no session, no GET (405). Every POST carries
 //     `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` (tools/call,
 //     prompts/get, resources/read; the `=?base64?...?=` form decoded) and
-//     `params._meta` with the protocol version and the client's capabilities:
+//     `params._meta` with the protocol version and the client's capabilities
+//     (tasks/get, tasks/update and tasks/cancel name their task in `Mcp-Name`):
 //     a missing or mismatched header is 400 -32020, missing `_meta` fields 400
 //     -32602, an unsupported version 400 -32022 (data: supported, requested),
 //     a method this server does not serve (including the removed initialize,
 //     ping, logging/setLevel, resources/(un)subscribe) 404 -32601, a tool
 //     needing a capability the client did not declare 400 -32021.
 //     `server/discover` describes the server; `subscriptions/listen` opens a
-//     stream of the change notifications the client asked for. Results carry
+//     stream of the change notifications the client asked for (and of the
+//     status of its own tasks it names in `taskIds`). Results carry
 //     `resultType`, and the cacheable ones `ttlMs` and `cacheScope`.
 //   A request carrying a `_meta` protocol version, or a version header that
 //   is not a session one, is served statelessly; `initialize`, a session id
@@ -57,10 +60,45 @@
 // input at 2025-11-25) holds one HTTP worker: `max_streams` bounds them all
 // (a stream past it is 503, a call fails) and must stay below the HTTP
 // server's thread count, so that the requests answering them find a worker.
-// stop() ends every stream and wait; call it before the HTTP server stops.
+// A task's work runs on one of the server's own `task_workers` threads
+// instead. stop() ends every stream and wait, marks every task's work
+// cancelled and waits for the running ones to return; call it before the
+// HTTP server stops.
 //
-// Not here: resumable streams (no event ids, no replay after Last-Event-ID;
-// the 2025-11-25 MAY), the tasks extension, CORS headers for browsers.
+// Resumable streams (2025-11-25): every SSE stream of a session (a call's
+// POST stream, the GET stream) opens with a priming event (an id, `retry`
+// `stream_retry`, empty data) and numbers its events "<stream>-<seq>"; the
+// last `stream_replay` of each are kept. A client that lost the connection
+// sends GET with `Last-Event-ID` and gets the events after it on that stream,
+// then the rest as they come (a call's stream ends with its response); a
+// Last-Event-ID that is not one of this session's live streams, or whose
+// events are no longer kept, is 400. A call goes on when its connection
+// drops (losing the connection is not cancelling); a handler may itself end
+// the connection mid-call (mcp_call_context::close_stream) so the client
+// polls. Each session keeps at most `max_detached_streams` streams nobody
+// reads (the oldest goes first, and its call is cancelled).
+//
+// Tasks (the io.modelcontextprotocol/tasks extension, SEP-2663; advertised
+// in server/discover and served at 2026-07-28 only, where clients declare
+// capabilities per request): a call of a task-capable tool
+// (mcp_tool::task_support) whose handler answers mcp_run_as_task, for a
+// request whose `_meta` capabilities declare the extension, becomes a task:
+// the server stores it, answers a CreateTaskResult (`resultType: "task"`)
+// and runs the work on one of `task_workers` threads; the client polls
+// `tasks/get` (the result or error inlined once done), answers the work's
+// input requests with `tasks/update` (input_required until every one is
+// answered) and may `tasks/cancel`.
+// Without the extension the work runs in the request, as a plain call; a
+// tool that needs a task (required) is then refused with -32021. Tasks
+// belong to the caller who created them (another principal's are unknown:
+// -32602), are bounded (`max_tasks`, `max_tasks_per_principal`) and kept for
+// `task_ttl` from creation. A request naming tasks/* without declaring the
+// extension is 400 -32021. `tasks/result` and `tasks/list` do not exist in
+// this extension (-32601). A task's work sends no notifications; the status
+// changes of a task go as notifications/tasks to its creator's listen
+// streams that named it.
+//
+// Not here: CORS headers for browsers; the 2025-11-25 experimental tasks.
 #pragma once
 
 #include <any>
@@ -137,9 +175,28 @@ struct mcp_input_required {
   std::optional<nlohmann::json> state;
 };
 
+class mcp_call_context;
+struct mcp_run_as_task;
+
 /// What a handler answers: a complete result (a JSON object, e.g. a
-/// CallToolResult), a request for input, or a JSON-RPC error.
-using mcp_outcome = std::variant<nlohmann::json, mcp_input_required, mcp_error>;
+/// CallToolResult), a request for input, a JSON-RPC error, or work to run as
+/// a task.
+using mcp_outcome = std::variant<nlohmann::json, mcp_input_required, mcp_error, mcp_run_as_task>;
+
+/// A handler's answer that the rest of its call is `work`, to run as a task
+/// (tasks extension) when the request may have one: the tool is task-capable
+/// and the request declares the extension. Then the client gets the task's
+/// handle at once and `work` runs later on a task worker, where a
+/// mcp_input_required outcome parks the task in input_required until
+/// tasks/update brings every answer, and `work` runs again with them
+/// (input_responses(), request_state()). Otherwise `work` runs at once, in
+/// the request, as the rest of a plain call. Input the handler gathers
+/// before handing off (its own mcp_input_required rounds) stays synchronous.
+/// `work` answers a result, an error or input; never another hand-off.
+struct mcp_run_as_task {
+  std::function<mcp_outcome(mcp_call_context& ctx)> work;
+  std::string status_message; ///< the task's first statusMessage; empty: none
+};
 
 /// A CallToolResult with one text block.
 nlohmann::json mcp_text_result(std::string_view text);
@@ -167,16 +224,27 @@ public:
   const std::optional<nlohmann::json>& request_state() const noexcept { return request_state_; }
 
   /// Reports progress if the client asked for it (a progressToken); sent
-  /// only when the call is answered as a stream.
+  /// only when the call is answered as a stream. In a task (which sends no
+  /// notifications) a non-empty `message` becomes its statusMessage.
   void progress(double done, std::optional<double> total = {}, std::string_view message = {});
   /// A `notifications/message` on the call's stream, if the client's level
   /// lets it through (2026-07-28: only at or above the request's `logLevel`,
   /// none without; 2025-11-25: the session's level, all before any is set).
   void log(mcp_log_level level, const nlohmann::json& data, std::string_view logger = {});
-  /// True once the client closed the call's stream (2026-07-28: that is the
-  /// cancellation; either wire: it left), sent notifications/cancelled for
-  /// it (2025-11-25), or the server is stopping. A long handler should look.
+  /// True once the call is cancelled: 2026-07-28, the client closed the
+  /// call's stream (that is the cancellation); 2025-11-25, the client sent
+  /// notifications/cancelled for it, or the session ended, or its stream was
+  /// dropped (a lost connection alone is not a cancellation there: the
+  /// client may resume); a task, tasks/cancel or its TTL passed; or the
+  /// server is stopping. A long handler should look.
   bool cancelled() const;
+  /// 2025-11-25, a call answered as a stream: ends the connection carrying
+  /// the stream now, without ending the stream; what the call sends from
+  /// here on waits (the last `stream_replay` events) for the client to
+  /// resume with GET and Last-Event-ID (SSE polling). Does nothing otherwise.
+  void close_stream();
+  /// The task this run of a work belongs to; empty when not in a task.
+  const std::string& task_id() const noexcept { return task_id_; }
 
 private:
   friend struct mcp_call_run;
@@ -193,6 +261,9 @@ private:
   bool log_all_ = false;
   std::function<void(std::string)> emit_;
   std::function<bool()> gone_;
+  std::function<void()> close_stream_;
+  std::function<void(std::string)> task_status_;
+  std::string task_id_;
 };
 
 /// The error resources/read answers for a URI the server does not serve, at
@@ -209,7 +280,14 @@ using mcp_tool_handler =
 /// values. `required_capabilities`: client capabilities the tool cannot work
 /// without (refused with -32021 at 2026-07-28, a tool error at 2025-11-25).
 /// `output_schema`, `annotations`, `meta` (`_meta`): listed as given (null:
-/// absent).
+/// absent). `task_support`: whether a call may become a task (its handler
+/// answering mcp_run_as_task).
+enum class mcp_task_support : uint8_t {
+  none,     ///< never a task: a hand-off runs in the request
+  optional, ///< a task when the request declares the extension, else in the request
+  required  ///< only as a task: a request without the extension is refused (-32021)
+};
+
 struct mcp_tool {
   std::string name;
   std::string title;
@@ -219,6 +297,7 @@ struct mcp_tool {
   nlohmann::json annotations;
   nlohmann::json meta;
   std::vector<std::string> required_capabilities;
+  mcp_task_support task_support = mcp_task_support::none;
   mcp_tool_handler handler;
 };
 
@@ -351,13 +430,34 @@ struct mcp_server_options {
   /// Open GET and subscriptions/listen streams, and 2025-11-25 calls waiting
   /// for input: each holds an HTTP worker. Past it: 503, or the call fails.
   std::size_t max_streams = 4;
-  std::size_t stream_backlog = 256; ///< notifications queued for one stream; past it it closes
+  std::size_t stream_backlog = 256; ///< queued for one listen stream; past it it closes
   std::chrono::milliseconds keepalive = std::chrono::seconds(15); ///< SSE comment on an idle stream
+  /// 2025-11-25: events of one session stream kept for a client resuming it
+  /// (Last-Event-ID); a reader further behind is cut off.
+  std::size_t stream_replay = 128;
+  /// 2025-11-25: streams of one session that nobody reads (a call stream
+  /// whose connection went, its response sent or not; a GET stream left);
+  /// past it the oldest is dropped and its call, if running, cancelled.
+  std::size_t max_detached_streams = 8;
+  /// 2025-11-25: the SSE `retry` each session stream opens with.
+  std::chrono::milliseconds stream_retry = std::chrono::seconds(1);
   std::chrono::milliseconds input_timeout =
     std::chrono::minutes(2);        ///< 2025-11-25: wait for one input round
   std::size_t max_input_rounds = 8; ///< 2025-11-25: input rounds of one call
   std::string request_state_key;    ///< HMAC key, >= 32 bytes; empty: random per process
   std::chrono::milliseconds request_state_ttl = std::chrono::minutes(10);
+  /// Tasks kept at once (terminal ones too, until their TTL); past it a
+  /// hand-off that would become a task fails (-32603). 0: the tasks
+  /// extension is neither advertised nor served.
+  std::size_t max_tasks = 1024;
+  std::size_t max_tasks_per_principal = 64; ///< of one caller; past it the same
+  /// A task is kept this long from its creation (its ttlMs), then discarded.
+  std::chrono::milliseconds task_ttl = std::chrono::hours(1);
+  /// The pollIntervalMs suggested to clients.
+  std::chrono::milliseconds task_poll_interval = std::chrono::seconds(1);
+  /// Threads running tasks' work (started with the first task); tasks past
+  /// them wait, working, for one.
+  std::size_t task_workers = 4;
   /// `Origin` values accepted ("scheme://host[:port]", exact); empty: only
   /// loopback origins (http(s)://localhost, 127.0.0.1 or [::1], any port).
   /// A request without Origin is not refused for it.
@@ -421,6 +521,7 @@ public:
 
   std::size_t session_count() const;
   std::size_t open_streams() const;
+  std::size_t task_count() const; ///< tasks kept (terminal ones included)
 
 private:
   std::shared_ptr<mcp_server_state> state_;

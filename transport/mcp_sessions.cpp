@@ -77,38 +77,98 @@ bool mcp_session::subscribed(const std::string& uri) const {
   return subscriptions_.count(uri) != 0;
 }
 
-bool mcp_session::attach(std::shared_ptr<mcp_stream> stream) {
+std::shared_ptr<mcp_event_stream> mcp_session::open_stream(std::size_t replay) {
   std::lock_guard lock{mutex_};
-  if (stream_ && !stream_->closed())
-    return false;
-  stream_ = std::move(stream);
-  return true;
+  auto stream = std::make_shared<mcp_event_stream>(++last_stream_, replay);
+  if (ended_)
+    stream->close();
+  else
+    streams_.emplace(stream->number(), stream);
+  return stream;
 }
 
-void mcp_session::detach(const std::shared_ptr<mcp_stream>& stream) {
+std::shared_ptr<mcp_event_stream> mcp_session::open_get_stream(std::size_t replay) {
+  std::shared_ptr<mcp_event_stream> dropped;
+  std::shared_ptr<mcp_event_stream> opened;
+  {
+    std::lock_guard lock{mutex_};
+    if (ended_)
+      return nullptr;
+    auto before = streams_.find(get_stream_);
+    if (before != streams_.end()) {
+      if (before->second->has_reader())
+        return nullptr;
+      dropped = std::move(before->second);
+      streams_.erase(before);
+    }
+    opened = std::make_shared<mcp_event_stream>(++last_stream_, replay);
+    get_stream_ = opened->number();
+    streams_.emplace(get_stream_, opened);
+  }
+  if (dropped)
+    dropped->close();
+  return opened;
+}
+
+std::shared_ptr<mcp_event_stream> mcp_session::stream(uint64_t number) const {
   std::lock_guard lock{mutex_};
-  if (stream_ == stream)
-    stream_.reset();
+  auto found = streams_.find(number);
+  return found == streams_.end() ? nullptr : found->second;
+}
+
+void mcp_session::forget_stream(uint64_t number) {
+  std::lock_guard lock{mutex_};
+  streams_.erase(number);
+}
+
+void mcp_session::trim_detached(std::size_t max) {
+  std::vector<std::shared_ptr<mcp_event_stream>> dropped;
+  {
+    std::lock_guard lock{mutex_};
+    std::size_t unread = 0;
+    for (const auto& [number, stream] : streams_)
+      unread += stream->has_reader() ? 0 : 1;
+    // Oldest first: the map is in number order.
+    for (auto it = streams_.begin(); it != streams_.end() && unread > max;) {
+      if (it->second->has_reader()) {
+        ++it;
+        continue;
+      }
+      dropped.push_back(std::move(it->second));
+      it = streams_.erase(it);
+      --unread;
+    }
+  }
+  for (const auto& stream : dropped)
+    stream->close();
 }
 
 void mcp_session::notify(const std::string& message) {
-  std::shared_ptr<mcp_stream> stream;
+  std::shared_ptr<mcp_event_stream> stream;
   {
     std::lock_guard lock{mutex_};
-    stream = stream_;
+    auto found = streams_.find(get_stream_);
+    if (found != streams_.end())
+      stream = found->second;
   }
   if (stream)
-    stream->push(message);
+    stream->send(message);
 }
 
 void mcp_session::end() {
-  std::shared_ptr<mcp_stream> stream;
+  std::map<uint64_t, std::shared_ptr<mcp_event_stream>> streams;
   {
     std::lock_guard lock{mutex_};
-    stream = std::move(stream_);
+    ended_ = true;
+    streams.swap(streams_);
   }
-  if (stream)
+  for (const auto& [number, stream] : streams)
     stream->close();
+}
+
+bool mcp_session::ended() const {
+  std::lock_guard lock{mutex_};
+  return ended_;
 }
 
 // -- mcp_session_table -----------------------------------------------------------

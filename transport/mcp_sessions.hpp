@@ -1,6 +1,7 @@
-// The MCP server's state between requests: 2025-11-25 sessions, the open
-// streams notifications go to, and the client's answers a 2025-11-25 call
-// waits for. Part of mcp_server; CAF-free.
+// The MCP server's state between requests: 2025-11-25 sessions and their
+// resumable streams, the open 2026-07-28 listen streams notifications go to,
+// and the client's answers a 2025-11-25 call waits for. Part of mcp_server;
+// CAF-free.
 //
 // Threading: every member may be called from any thread.
 #pragma once
@@ -23,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "messages/status.hpp"
+#include "transport/mcp_event_stream.hpp"
 
 namespace voxos {
 
@@ -30,7 +32,8 @@ namespace voxos {
 /// for input) looks whether the client is still there.
 inline constexpr std::chrono::milliseconds mcp_liveness_slice{250};
 
-/// The messages waiting for one open stream, each a JSON-RPC text. Bounded:
+/// The messages waiting for one open 2026-07-28 listen stream, each a
+/// JSON-RPC text. Bounded:
 /// a push past `backlog` closes the stream instead (the client reconnects
 /// and re-reads what changed), so a slow reader cannot grow the server.
 ///
@@ -60,11 +63,13 @@ struct mcp_listen_filter {
   bool prompts = false;
   bool resources = false;
   std::set<std::string> resource_uris;
+  std::set<std::string> task_ids; ///< notifications/tasks of these (the listener's own)
 };
 
 /// A 2025-11-25 session: the caller who opened it, what its client
-/// declared, and what it listens to. Created by initialize, ended by DELETE,
-/// by `session_idle` without a request, or by stop().
+/// declared, what it listens to, and its resumable streams (its calls' POST
+/// streams and its GET stream, numbered from 1). Created by initialize,
+/// ended by DELETE, by `session_idle` without a request, or by stop().
 class mcp_session {
 public:
   mcp_session(std::string id, std::string principal, std::string version,
@@ -85,13 +90,25 @@ public:
   void unsubscribe(const std::string& uri);
   bool subscribed(const std::string& uri) const;
 
-  /// The session's GET stream: attaches `stream` unless one is open (false).
-  bool attach(std::shared_ptr<mcp_stream> stream);
-  void detach(const std::shared_ptr<mcp_stream>& stream);
-  /// Queues a notification on the GET stream, if one is open.
+  /// A new stream of this session (a call's), keeping `replay` events.
+  std::shared_ptr<mcp_event_stream> open_stream(std::size_t replay);
+  /// A new GET stream, the one before dropped; null while the one before
+  /// has a reader (a second GET stream is refused), or once ended.
+  std::shared_ptr<mcp_event_stream> open_get_stream(std::size_t replay);
+  /// The session's stream `number`, or null (never opened, read to its end,
+  /// dropped, or the session ended).
+  std::shared_ptr<mcp_event_stream> stream(uint64_t number) const;
+  /// Forgets stream `number`: its last event was read.
+  void forget_stream(uint64_t number);
+  /// Keeps at most `max` streams that nobody reads: the oldest beyond are
+  /// closed and forgotten.
+  void trim_detached(std::size_t max);
+  /// Sends a notification on the GET stream, if there is one (kept for a
+  /// resuming reader while none reads).
   void notify(const std::string& message);
-  /// Ends the session: closes its stream.
+  /// Ends the session: closes its streams.
   void end();
+  bool ended() const;
 
 private:
   std::string id_;
@@ -102,7 +119,10 @@ private:
   mutable std::mutex mutex_;
   std::optional<int> log_level_;
   std::set<std::string> subscriptions_;
-  std::shared_ptr<mcp_stream> stream_;
+  std::map<uint64_t, std::shared_ptr<mcp_event_stream>> streams_;
+  uint64_t get_stream_ = 0; ///< the GET stream's number; 0: none
+  uint64_t last_stream_ = 0;
+  bool ended_ = false;
 };
 
 /// The live sessions, by id.

@@ -32,6 +32,9 @@ const char* name_member(std::string_view method) {
     return "name";
   if (method == "resources/read")
     return "uri";
+  // The tasks extension (SEP-2663): the task's id, for routing.
+  if (method == "tasks/get" || method == "tasks/update" || method == "tasks/cancel")
+    return "taskId";
   return nullptr;
 }
 

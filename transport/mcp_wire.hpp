@@ -59,8 +59,9 @@ struct mcp_request_headers {
 /// The 2026-07-28 envelope of one request, checked in this order: the
 /// `MCP-Protocol-Version` header (-32020 when missing), `Mcp-Method` (present,
 /// equal to the body's method, -32020), `Mcp-Name` for tools/call,
-/// prompts/get (params.name) and resources/read (params.uri) (present, equal
-/// after `=?base64?...?=` decoding, -32020), `params._meta` with a string
+/// prompts/get (params.name), resources/read (params.uri) and tasks/get,
+/// tasks/update, tasks/cancel (params.taskId) (present, equal after
+/// `=?base64?...?=` decoding, -32020), `params._meta` with a string
 /// protocolVersion and an object clientCapabilities (-32602), the header
 /// equal to `_meta`'s version (-32020), a supported version (-32022, data
 /// supported and requested), a known `logLevel` if any (-32602). All HTTP
