@@ -7,9 +7,11 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -91,6 +93,14 @@ struct mcp_answer {
     (void)parser.feed(body);
     return out;
   }
+  /// Every SSE event in the body as parsed (priming events with empty data
+  /// included), with its id and retry.
+  std::vector<sse_event> sse_events() const {
+    std::vector<sse_event> out;
+    sse_parser parser{[&out](sse_event&& event) { out.push_back(std::move(event)); }};
+    (void)parser.feed(body);
+    return out;
+  }
   /// The JSON-RPC message answering: the body, or the stream's last event.
   nlohmann::json message() const {
     if (header("content-type").rfind("text/event-stream", 0) == 0) {
@@ -131,6 +141,14 @@ inline mcp_answer mcp_send(uint16_t port, const std::string& method, const std::
     answer.status = -1;
   }
   return answer;
+}
+
+/// Waits, bounded (10 s), for `flag` another thread sets; its value then.
+inline bool eventually(const std::atomic<bool>& flag) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!flag && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  return flag;
 }
 
 inline http_header_list accepting_both(http_header_list headers = {}) {
@@ -186,6 +204,8 @@ inline mcp_answer modern(uint16_t port, const std::string& method,
     name = params["name"].get<std::string>();
   if (method == "resources/read" && params.contains("uri"))
     name = params["uri"].get<std::string>();
+  if (method.rfind("tasks/", 0) == 0 && params.contains("taskId") && params["taskId"].is_string())
+    name = params["taskId"].get<std::string>();
   auto headers = modern_headers(method, name);
   headers.insert(headers.end(), extra.begin(), extra.end());
   return mcp_send(port, "POST", rpc(id, method, params), headers);

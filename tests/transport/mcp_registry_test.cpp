@@ -160,6 +160,24 @@ TEST_CASE("an extension is advertised under its id and cannot take a method of t
   CHECK_FALSE(registry.add_extension(again).is_ok()); // skills/list is already served
 }
 
+TEST_CASE("the tasks extension's id and methods are the server's own: no extension takes them") {
+  mcp_registry registry;
+  voxos::mcp_extension tasks;
+  tasks.id = "io.modelcontextprotocol/tasks";
+  CHECK(registry.add_extension(tasks).message()
+        == "extension io.modelcontextprotocol/tasks is the server's own");
+  for (const char* method : {"tasks/get", "tasks/result", "notifications/tasks"}) {
+    voxos::mcp_extension squatter;
+    squatter.id = "example.com/squatter";
+    squatter.methods[method].handler =
+      [](const json&, voxos::mcp_call_context&) -> voxos::mcp_outcome { return json::object(); };
+    CHECK(registry.add_extension(squatter).message()
+          == "extension example.com/squatter: method " + std::string{method}
+               + " is reserved for the tasks extension");
+  }
+  CHECK_FALSE(registry.capabilities(false).contains("extensions"));
+}
+
 TEST_CASE("capabilities follow what is registered") {
   mcp_registry registry;
   CHECK(registry.capabilities(false) == json::object());
