@@ -11,9 +11,12 @@
 // or SIGINT. Every caller is anonymous: the fixture has no authentication.
 #include <signal.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -26,7 +29,9 @@ using nlohmann::json;
 using voxos::mcp_call_context;
 using voxos::mcp_input_required;
 using voxos::mcp_outcome;
+using voxos::mcp_run_as_task;
 using voxos::mcp_server;
+using voxos::mcp_task_support;
 
 namespace {
 
@@ -112,6 +117,30 @@ void tool(mcp_server& server, const char* name, const char* description,
   must(server.add_tool(std::move(added)));
 }
 
+/// A tool whose calls may become tasks (the tasks extension).
+void task_tool(mcp_server& server, const char* name, const char* description,
+               mcp_task_support support, voxos::mcp_tool_handler handler,
+               json input_schema = {{"type", "object"}, {"properties", json::object()}}) {
+  voxos::mcp_tool added;
+  added.name = name;
+  added.description = description;
+  added.input_schema = std::move(input_schema);
+  added.task_support = support;
+  added.handler = std::move(handler);
+  must(server.add_tool(std::move(added)));
+}
+
+/// Waits `seconds`, less if the call is cancelled meanwhile; false then.
+bool work_for(double seconds, mcp_call_context& ctx) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (ctx.cancelled())
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
 json string_argument(const char* name, const char* description) {
   return {{"type", "object"},
           {"properties", {{name, {{"type", "string"}, {"description", description}}}}},
@@ -191,6 +220,15 @@ void streaming_tools(mcp_server& server) {
           {"priority", {{"type", "integer"}, {"x-mcp-header", "Priority"}}},
           {"verbose", {{"type", "boolean"}, {"x-mcp-header", "Verbose"}}}}},
         {"required", {"region"}}});
+  // SEP-1699: the call ends its connection before its result, which waits
+  // for the client to resume the stream (GET with Last-Event-ID).
+  tool(server, "test_reconnection",
+       "Tests SSE stream disconnection and client reconnection (SEP-1699): the server closes "
+       "the stream mid-call and sends the result after the client reconnects",
+       [](const json&, mcp_call_context& ctx) -> mcp_outcome {
+         ctx.close_stream();
+         return voxos::mcp_text_result("Reconnection test completed");
+       });
   voxos::mcp_tool needs_sampling;
   needs_sampling.name = "test_missing_capability";
   needs_sampling.description = "Test tool requiring sampling";
@@ -410,6 +448,97 @@ void input_required_tools(mcp_server& server) {
        });
 }
 
+/// The tasks scenarios' tools (SEP-2663): `greet` never a task; the others
+/// hand their work off, which the server makes a task when the request
+/// declares the extension.
+void task_tools(mcp_server& server) {
+  tool(
+    server, "greet", "Greets by name (never a task)",
+    [](const json& arguments, mcp_call_context&) -> mcp_outcome {
+      return voxos::mcp_text_result("Hello, " + arguments.value("name", "") + "!");
+    },
+    string_argument("name", "Whom to greet"));
+  task_tool(server, "slow_compute", "Computes for `seconds` seconds (0: answers at once)",
+            mcp_task_support::optional,
+            [](const json& arguments, mcp_call_context&) -> mcp_outcome {
+              double seconds = arguments.value("seconds", 1.0);
+              std::string label = arguments.value("label", "");
+              auto text = "Computed " + label + " in " + std::to_string(seconds) + " s";
+              if (seconds <= 0)
+                return voxos::mcp_text_result(text); // fast enough: no task
+              return mcp_run_as_task{[seconds, text](mcp_call_context& ctx) -> mcp_outcome {
+                                       if (!work_for(seconds, ctx))
+                                         return voxos::mcp_tool_error("cancelled");
+                                       return voxos::mcp_text_result(text);
+                                     },
+                                     "computing"};
+            },
+            {{"type", "object"},
+             {"properties", {{"seconds", {{"type", "number"}}}, {"label", {{"type", "string"}}}}}});
+  task_tool(server, "failing_job", "A job that fails as a tool error (task required)",
+            mcp_task_support::required, [](const json&, mcp_call_context&) -> mcp_outcome {
+              return mcp_run_as_task{[](mcp_call_context& ctx) -> mcp_outcome {
+                                       work_for(0.3, ctx);
+                                       return voxos::mcp_tool_error("the job failed");
+                                     },
+                                     {}};
+            });
+  task_tool(server, "protocol_error_job", "A job whose work breaks (a protocol error)",
+            mcp_task_support::optional, [](const json&, mcp_call_context&) -> mcp_outcome {
+              return mcp_run_as_task{
+                [](mcp_call_context&) -> mcp_outcome { throw std::runtime_error("the job broke"); },
+                {}};
+            });
+  task_tool(
+    server, "confirm_delete", "Asks the user to confirm deleting a file, in a task",
+    mcp_task_support::optional,
+    [](const json& arguments, mcp_call_context&) -> mcp_outcome {
+      std::string filename = arguments.value("filename", "");
+      return mcp_run_as_task{
+        [filename](mcp_call_context& ctx) -> mcp_outcome {
+          const auto& answers = ctx.input_responses();
+          if (!answers.contains("confirm"))
+            return ask(
+              {{"confirm", elicitation("Delete " + filename + "?",
+                                       {{"confirm", {{"type", "boolean"}}}}, {"confirm"})}});
+          bool yes = answers["confirm"].value("action", "") == "accept";
+          return voxos::mcp_text_result((yes ? "Deleted " : "Kept ") + filename);
+        },
+        {}};
+    },
+    string_argument("filename", "The file to delete"));
+  task_tool(
+    server, "multi_input", "Asks two questions at once, in a task", mcp_task_support::optional,
+    [](const json&, mcp_call_context&) -> mcp_outcome {
+      return mcp_run_as_task{
+        [](mcp_call_context& ctx) -> mcp_outcome {
+          const auto& answers = ctx.input_responses();
+          if (!answers.contains("name") || !answers.contains("confirm"))
+            return ask(
+              {{"name", elicitation("Your name?", {{"name", {{"type", "string"}}}}, {"name"})},
+               {"confirm",
+                elicitation("Proceed?", {{"confirm", {{"type", "boolean"}}}}, {"confirm"})}});
+          return voxos::mcp_text_result("Name: " + answered(answers["name"], "name")
+                                        + "; both inputs received");
+        },
+        {}};
+    });
+  // SEP-2322 then SEP-2663: the name asked synchronously, then a task.
+  task_tool(server, "test_tool_with_task", "MRTR input first, then a task (task required)",
+            mcp_task_support::required, [](const json&, mcp_call_context& ctx) -> mcp_outcome {
+              const auto& answers = ctx.input_responses();
+              if (!answers.contains("user_name"))
+                return ask(
+                  {{"user_name", elicitation("What is your name?", {{"name", {{"type", "string"}}}},
+                                             {"name"})}});
+              auto name = answered(answers["user_name"], "name");
+              return mcp_run_as_task{[name](mcp_call_context&) -> mcp_outcome {
+                                       return voxos::mcp_text_result("Hello, " + name + "!");
+                                     },
+                                     {}};
+            });
+}
+
 /// SEP-1613: a 2020-12 input schema kept as written.
 void schema_tool(mcp_server& server) {
   json schema = {
@@ -578,6 +707,7 @@ int main(int argc, char** argv) {
   streaming_tools(server);
   input_tools(server);
   input_required_tools(server);
+  task_tools(server);
   schema_tool(server);
   resources(server);
   prompts(server);

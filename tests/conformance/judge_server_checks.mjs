@@ -173,8 +173,8 @@ const required = {
     "sep-2322-error-on-protocol-error",
     wire,
   ],
-  // The tasks extension (SEP-2663), not scored by either set: its checks,
-  // required should the extension ever be served.
+  // The tasks extension (SEP-2663, an extension: not scored by the suite).
+  // tasks-status-notifications only skips itself in this release.
   "tasks-lifecycle": [
     "tasks-sync-tool-call",
     "sep-2663-result-type-task-on-create",
@@ -184,37 +184,57 @@ const required = {
     "sep-2663-tasks-get-status-failed",
     "sep-2663-cancel-ack-empty-result",
     "tasks-cancel-terminal-idempotent-ack",
+    wire,
   ],
   "tasks-capability-negotiation": [
     "tasks-extension-advertised",
     "sep-2663-tasks-methods-non-declaring",
     "sep-2663-server-rejects-undeclared-client",
     "tasks-per-request-meta-opt-in",
+    wire,
   ],
-  "tasks-wire-fields": ["tasks-wire-field-renames", "tasks-no-early-ttl-expiry", "tasks-no-related-task-meta-on-inlined-result"],
-  "tasks-request-state-removal": ["tasks-request-state-removal-setup"],
+  "tasks-wire-fields": [
+    "tasks-wire-field-renames",
+    "tasks-no-early-ttl-expiry",
+    "tasks-no-related-task-meta-on-inlined-result",
+    wire,
+  ],
+  "tasks-request-state-removal": [
+    "tasks-create-result-no-request-state",
+    "tasks-get-detailed-no-request-state",
+    wire,
+  ],
   "tasks-mrtr-input": [
     "sep-2663-tasks-get-status-input-required",
     "tasks-mrtr-tasks-update-resumes",
     "tasks-mrtr-partial-fulfillment",
+    wire,
   ],
   "tasks-request-headers": [
     "tasks-headers-tolerate-mcp-method-on-tools-call",
     "sep-2663-routing-headers-accepted-on-tasks-get",
     "tasks-headers-reject-mismatched-method",
     "sep-2663-server-rejects-mismatched-mcp-name-on-tasks-get",
+    wire,
   ],
   "tasks-dispatch-and-envelope": [
+    "sep-2663-tasks-result-removed-method-not-found",
+    "tasks-removed-tasks-list",
     "tasks-server-directed-creation-no-hint",
     "sep-2663-legacy-task-param-ignored",
     "tasks-immediate-result-shortcut",
     "tasks-result-type-complete-on-non-task-responses",
     "sep-2663-durable-create-strong-consistency",
     "sep-2663-tasks-get-invalid-task-id-32602",
+    wire,
   ],
   "tasks-status-notifications": ["tasks-status-notifications"],
-  "tasks-required-task-error": ["sep-2663-server-returns-missing-capability-when-required"],
-  "tasks-mrtr-composition": ["sep-2663-mrtr-synchronous-before-task-creation"],
+  "tasks-required-task-error": [
+    "sep-2663-server-returns-missing-capability-when-required",
+    "sep-2663-server-returns-missing-capability-data-shape",
+    wire,
+  ],
+  "tasks-mrtr-composition": ["sep-2663-mrtr-synchronous-before-task-creation", wire],
   // The Skills extension (SEP-2640), run by name (run_server_scenarios): the
   // cache attributes are checked from 2026-07-28 only (SKIPPED before).
   "sep-2640-skills-enumeration": [
