@@ -1838,6 +1838,10 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
       note();
       if (op == "skills.examples")
         return install_examples(self, body);
+      // (a call through the node's MCP servers comes with its grant check
+      // and audit only: see the tool_atom, server_atom handler)
+      if (op == "mcp.call")
+        return make_error(errc::forbidden, "not an owner operation");
       return self->delegate(self->state.desk, knowledge_atom::value, op, body);
     },
     [self, note](tool_atom, server_atom, const std::string& server, const std::string& agent_id,
