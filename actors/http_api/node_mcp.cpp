@@ -60,25 +60,18 @@ std::optional<mcp_caller> authenticate(caf::actor_system& sys, const directory_a
   auto [tenant, failed] = ask<tenant_actor>(sys, directory, config_atom::value, who->tenant_id);
   if (!tenant)
     return refuse(errc::unavailable, "the tenant is not available");
-  auto [agents_text, no_agents] =
-    ask<std::string>(sys, *tenant, list_atom::value, agent_atom::value);
-  if (!agents_text)
-    return refuse(errc::unavailable, "the tenant is not available");
-  node_caller out{*tenant, who->tenant_id, {}, {}};
-  auto wanted = req.get_param_value("agent_id");
-  for (const auto& agent : json::parse(*agents_text, nullptr, false))
-    if (wanted.empty() ? agent.value("is_default", false)
-                       : agent.value("agent_id", std::string{}) == wanted)
-      out.agent_id = agent.value("agent_id", std::string{});
-  if (out.agent_id.empty())
-    return refuse(errc::not_found, "no agent with this id for this tenant");
-  auto [page, no_page] =
-    ask<std::string>(sys, *tenant, list_atom::value, grant_atom::value, out.agent_id);
-  if (!page)
-    return refuse(errc::unavailable, "the tenant is not available");
-  for (const auto& row : json::parse(*page, nullptr, false))
-    if (row.value("server_id", std::string{}).empty() && row.value("allowed", false))
-      out.allowed.insert(row.value("tool", std::string{}));
+  auto [who_for, refused] = ask<std::string>(sys, *tenant, list_atom::value, tool_atom::value,
+                                             req.get_param_value("agent_id"));
+  if (!who_for) {
+    bool unknown = refused.category() == error_category()
+                   && static_cast<errc>(refused.code()) == errc::not_found;
+    return unknown ? refuse(errc::not_found, "no agent with this id for this tenant")
+                   : refuse(errc::unavailable, "the tenant is not available");
+  }
+  auto doc = json::parse(*who_for, nullptr, false);
+  node_caller out{*tenant, who->tenant_id, doc.value("agent_id", std::string{}), {}};
+  for (const auto& tool : doc.value("allowed", json::array()))
+    out.allowed.insert(tool.get<std::string>());
   mcp_caller caller;
   caller.principal = who->tenant_id + "/" + out.agent_id + "/" + who->token_id;
   caller.context = std::move(out);

@@ -33,6 +33,7 @@
 #include "actors/tenant/tenant_logic.hpp"
 #include "actors/tools/tool_desk.hpp"
 #include "config/clock.hpp"
+#include "config/internal_tools.hpp"
 #include "config/log.hpp"
 #include "messages/error.hpp"
 #include "storage/digest.hpp"
@@ -1884,6 +1885,21 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
                   [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
             });
       return promise;
+    },
+    [self, note](list_atom, tool_atom, const std::string& wanted) -> caf::result<std::string> {
+      note();
+      const auto& state = self->state.cfg.state;
+      auto agent =
+        std::find_if(state.agents.begin(), state.agents.end(), [&](const agent_record& a) {
+          return wanted.empty() ? a.is_default : a.agent_id == wanted;
+        });
+      if (agent == state.agents.end())
+        return make_error(errc::not_found, "no agent with this id for this tenant");
+      json allowed = json::array();
+      for (const auto& tool : internal_tools())
+        if (check_grant(state, agent->agent_id, "", tool.name).allowed())
+          allowed.push_back(tool.name);
+      return json{{"agent_id", agent->agent_id}, {"allowed", std::move(allowed)}}.dump();
     },
     [self, note](run_atom, const std::string& run_id) -> caf::result<std::string> {
       note();

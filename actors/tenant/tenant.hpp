@@ -125,6 +125,10 @@ using tenant_actor = caf::typed_actor<
   // a tool it does not allow is forbidden. Answers the CallToolResult.
   caf::replies_to<tool_atom, server_atom, std::string, std::string, std::string,
                   std::string>::with<std::string>,
+  // Whom a request to the node's own MCP servers acts for: the agent named
+  // (the default agent for "") and the internal tools its grants allow now:
+  // {"agent_id", "allowed": [names]}; not_found for an agent not this tenant's.
+  caf::replies_to<list_atom, tool_atom, std::string>::with<std::string>,
   // Adds or replaces a saved browser profile's safe part (JSON browser_profile); answers it.
   caf::replies_to<profile_atom, std::string>::with<std::string>,
   // Starts a run: agent id, channel name, caller number, chat id ("" starts a

@@ -54,8 +54,6 @@ public:
   /// read_product_doc {doc_id}: the document's text (at most max_read_bytes).
   tool_outcome read(const nlohmann::json& args) const;
 
-  std::size_t documents() const noexcept { return docs_.size(); }
-
 private:
   docs_index() = default;
   std::vector<shipped_doc> docs_;

@@ -42,6 +42,20 @@ event_draft draft(std::string_view type, const json& data) {
   return {std::string{type}, data.dump()};
 }
 
+/// A skill's version saved: new, or over the current one (which becomes an
+/// archived copy).
+event_draft skill_saved(std::string_view slug, int version, const std::string& name,
+                        const std::string& description, const std::string& instructions,
+                        const std::string& candidate_id, int64_t now_us) {
+  return draft(ev_skill_saved, {{"slug", slug},
+                                {"version", version},
+                                {"name", name},
+                                {"description", description},
+                                {"instructions", instructions},
+                                {"candidate_id", candidate_id},
+                                {"saved_us", now_us}});
+}
+
 json candidate_json(const candidate& c) {
   return {{"id", c.id},
           {"kind", to_string(c.kind)},
@@ -207,13 +221,7 @@ std::vector<event_draft> application(const state& st, const candidate& c, int64_
       if (instructions.empty())
         instructions = found->second.current.instructions;
     }
-    out.push_back(draft(ev_skill_saved, {{"slug", c.target},
-                                         {"version", version},
-                                         {"name", name},
-                                         {"description", description},
-                                         {"instructions", instructions},
-                                         {"candidate_id", c.id},
-                                         {"saved_us", now_us}}));
+    out.push_back(skill_saved(c.target, version, name, description, instructions, c.id, now_us));
     break;
   }
   case change::skill_archive:
@@ -626,14 +634,9 @@ result<std::vector<event_draft>> install_skill(const state& st, std::string_view
     return status::error(errc::conflict, "a skill with this slug exists; it is never overwritten");
   if (st.skills.size() >= lim.skills)
     return status::error(errc::out_of_range, "this account has the most skills it may keep");
-  auto text = [&](const char* key) { return fields::text(given, key); };
-  return std::vector<event_draft>{draft(ev_skill_saved, {{"slug", slug},
-                                                         {"version", 1},
-                                                         {"name", text("name")},
-                                                         {"description", text("description")},
-                                                         {"instructions", text("instructions")},
-                                                         {"candidate_id", ""},
-                                                         {"saved_us", now_us}})};
+  return std::vector<event_draft>{skill_saved(slug, 1, fields::text(given, "name"),
+                                              fields::text(given, "description"),
+                                              fields::text(given, "instructions"), "", now_us)};
 }
 
 json to_json(const candidate& c) {

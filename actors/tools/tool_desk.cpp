@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <set>
 
 #include <caf/actor_system.hpp>
 #include <caf/local_actor.hpp>
@@ -224,26 +225,29 @@ caf::result<std::string> owner_commit(self_pointer self, result<std::vector<even
 /// Example skills the tenant checked: each installed unless its slug exists.
 caf::result<std::string> install_skills(self_pointer self, const json& body) {
   auto& st = self->state;
-  bool dry_run = fields::flag(body, "dry_run");
   auto now = wall_clock_us();
   json outcomes = json::array();
   std::vector<event_draft> events;
-  auto staged = st.knowledge; // slugs installed earlier in this request count
+  // Slugs installed earlier in this request are taken, and count against the bound.
+  std::set<std::string> added;
   for (const auto& skill : body.value("skills", json::array())) {
     auto slug = fields::text(skill, "slug");
-    auto made = knowledge::install_skill(staged, slug, skill, now, st.limits.knowledge);
+    auto lim = st.limits.knowledge;
+    lim.skills = lim.skills > added.size() ? lim.skills - added.size() : 0;
+    auto made = added.count(slug) != 0
+                  ? result<std::vector<event_draft>>{status::error(
+                    errc::conflict, "a skill with this slug exists; it is never overwritten")}
+                  : knowledge::install_skill(st.knowledge, slug, skill, now, lim);
     if (!made) {
       outcomes.push_back({{"slug", slug},
                           {"outcome", made.error().code() == errc::conflict ? "exists" : "refused"},
                           {"reason", made.error().message()}});
       continue;
     }
-    for (const auto& ev : *made)
-      (void)knowledge::apply(staged, ev.type, json::parse(ev.data));
-    outcomes.push_back({{"slug", slug}, {"outcome", dry_run ? "would_install" : "installed"}});
-    if (!dry_run)
-      for (auto& ev : *made)
-        events.push_back(std::move(ev));
+    added.insert(slug);
+    outcomes.push_back({{"slug", slug}, {"outcome", "installed"}});
+    for (auto& ev : *made)
+      events.push_back(std::move(ev));
   }
   json answer{{"skills", std::move(outcomes)}};
   if (events.empty())

@@ -89,7 +89,7 @@ TEST_CASE("another tenant's candidate plan or memory id is not found and nothing
   auto run = f.start_run();
   auto submitted = f.result_of(run, "record_agent_improvement",
                                {{"kind", "memory"}, {"content", "Owner likes green tea"}});
-  auto plan = f.result_of(run, "create_task_plan", {{"title", "Mine"}, {"steps", {"A"}}});
+  f.result_of(run, "create_task_plan", {{"title", "Mine"}, {"steps", {"A"}}});
   auto [other_id, other_token] = f.node.make_tenant("Other");
   auto before = f.node.stored_events();
   auto id = submitted["candidate_id"].get<std::string>();
@@ -119,7 +119,6 @@ TEST_CASE("another tenant's candidate plan or memory id is not found and nothing
   // A read stores its round's audit and activity only (two events), no knowledge.
   CHECK(f.node.stored_events() == before + 2);
   CHECK(f.node.call("GET", "/v1/knowledge/candidates", f.token).body["pending"] == 1);
-  (void)plan;
 }
 
 TEST_CASE("knowledge review input that is malformed is refused with a specific error") {
