@@ -644,6 +644,21 @@ status parse_tools(const object_reader& in, tools_config& out) {
   return status::ok();
 }
 
+status parse_work(const object_reader& in, work_config& out) {
+  VOXOS_RETURN_IF_ERROR(
+    in.allow_only({"lease_ms", "max_attempts", "retry_delay_ms", "max_pending", "max_lease_wait_ms",
+                   "min_schedule_interval_s", "max_schedules"}));
+  VOXOS_RETURN_IF_ERROR(in.integer("lease_ms", 1'000, 3'600'000, out.lease_ms));
+  VOXOS_RETURN_IF_ERROR(in.integer("max_attempts", 1, 100, out.max_attempts));
+  VOXOS_RETURN_IF_ERROR(in.integer("retry_delay_ms", 0, 3'600'000, out.retry_delay_ms));
+  VOXOS_RETURN_IF_ERROR(in.integer("max_pending", 1, 1'000'000, out.max_pending));
+  VOXOS_RETURN_IF_ERROR(in.integer("max_lease_wait_ms", 0, 120'000, out.max_lease_wait_ms));
+  VOXOS_RETURN_IF_ERROR(
+    in.integer("min_schedule_interval_s", 1, 86'400, out.min_schedule_interval_s));
+  VOXOS_RETURN_IF_ERROR(in.integer("max_schedules", 1, 1'000'000, out.max_schedules));
+  return status::ok();
+}
+
 status parse_secrets(const object_reader& in, secrets_config& out) {
   VOXOS_RETURN_IF_ERROR(in.allow_only({"source", "file"}));
   std::size_t source = static_cast<std::size_t>(out.source);
@@ -693,7 +708,7 @@ result<node_config> parse_document(const json& doc) {
   object_reader in{doc, ""};
   VOXOS_RETURN_IF_ERROR(
     in.allow_only({"profile", "data_dir", "log_level", "http", "caf", "event_store", "secrets",
-                   "mcp", "run", "tools", "registered_urls"}));
+                   "mcp", "run", "tools", "work", "registered_urls"}));
   std::size_t mode = static_cast<std::size_t>(cfg.mode);
   VOXOS_RETURN_IF_ERROR(in.choice("profile", {"embedded", "production"}, mode));
   cfg.mode = static_cast<profile>(mode);
@@ -715,6 +730,8 @@ result<node_config> parse_document(const json& doc) {
     in.section("run", [&](const object_reader& sub) { return parse_run(sub, cfg.run); }));
   VOXOS_RETURN_IF_ERROR(
     in.section("tools", [&](const object_reader& sub) { return parse_tools(sub, cfg.tools); }));
+  VOXOS_RETURN_IF_ERROR(
+    in.section("work", [&](const object_reader& sub) { return parse_work(sub, cfg.work); }));
   if (const json* urls = in.find("registered_urls"))
     VOXOS_RETURN_IF_ERROR(parse_registered_urls(*urls, "registered_urls", cfg.registered_urls));
   return result<node_config>{std::move(cfg)};
@@ -778,6 +795,13 @@ json to_json(const node_config& cfg) {
                       {"skills", cfg.tools.skills},
                       {"open_plans_per_agent", cfg.tools.open_plans_per_agent},
                       {"history_context_bytes", cfg.tools.history_context_bytes}};
+  doc["work"] = json{{"lease_ms", cfg.work.lease_ms},
+                     {"max_attempts", cfg.work.max_attempts},
+                     {"retry_delay_ms", cfg.work.retry_delay_ms},
+                     {"max_pending", cfg.work.max_pending},
+                     {"max_lease_wait_ms", cfg.work.max_lease_wait_ms},
+                     {"min_schedule_interval_s", cfg.work.min_schedule_interval_s},
+                     {"max_schedules", cfg.work.max_schedules}};
   doc["registered_urls"] = json::array();
   for (const auto& entry : cfg.registered_urls)
     doc["registered_urls"].push_back(json{{"url", entry.url}, {"purpose", entry.purpose}});

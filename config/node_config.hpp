@@ -148,6 +148,26 @@ struct tools_config {
   std::size_t history_context_bytes = 8 * 1024;
 };
 
+/// Durable work (actors/work/, actors/schedule/): the queue agent hosts lease
+/// scheduled turns and child runs from, and the schedules that fill it.
+struct work_config {
+  /// How long a lease lasts without a heartbeat, in ms; 1,000 .. 3,600,000.
+  uint32_t lease_ms = 30'000;
+  /// Leases one item gets before it is recorded failed; 1 .. 100.
+  uint32_t max_attempts = 5;
+  /// An item whose lease expired, or that failed with a retry, waits this
+  /// long before it is offered again, in ms; 0 .. 3,600,000.
+  uint32_t retry_delay_ms = 1'000;
+  /// Items one tenant may have queued and not settled; 1 .. 1,000,000.
+  std::size_t max_pending = 100'000;
+  /// The longest an HTTP lease request waits for work, in ms; 0 .. 120,000.
+  uint32_t max_lease_wait_ms = 30'000;
+  /// The shortest interval of a repeating schedule, in seconds; 1 .. 86,400.
+  uint32_t min_schedule_interval_s = 60;
+  /// Schedules one tenant may hold; 1 .. 1,000,000.
+  std::size_t max_schedules = 10'000;
+};
+
 /// Where secrets come from. `generate` (embedded profile only): read from, or
 /// created once in, `<data_dir>/secrets.json` (mode 0600). `env`: the
 /// environment variables below, all required. `file`: a JSON file of the same
@@ -170,6 +190,7 @@ struct node_config {
   mcp_config mcp;
   run_config run;
   tools_config tools;
+  work_config work;
   /// Exact URLs allowed despite the loopback/private address policy, with the
   /// purpose they are registered for (e.g. "mcp").
   struct registered_url {

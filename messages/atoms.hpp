@@ -50,5 +50,10 @@ using client_atom = caf::atom_constant<caf::atom("client")>;
 using broker_atom = caf::atom_constant<caf::atom("broker")>;
 using knowledge_atom = caf::atom_constant<caf::atom("knowledge")>;
 using history_atom = caf::atom_constant<caf::atom("history")>;
+using work_atom = caf::atom_constant<caf::atom("work")>;
+using enqueue_atom = caf::atom_constant<caf::atom("enqueue")>;
+using offer_atom = caf::atom_constant<caf::atom("offer")>;
+using schedule_atom = caf::atom_constant<caf::atom("schedule")>;
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
 
 } // namespace voxos

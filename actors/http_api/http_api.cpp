@@ -326,6 +326,7 @@ public:
   void broker_token(const httplib::Request& req, httplib::Response& res);
   void install_tenant_config(httplib::Server& srv);
   void install_knowledge(httplib::Server& srv);
+  void install_work(httplib::Server& srv);
   void stream_activity(httplib::Response& res, const tenant_actor& tenant,
                        const std::string& run_id, bool hold);
 
@@ -455,6 +456,7 @@ void http_api::routes::sign_in_callback(const httplib::Request& req, httplib::Re
 void http_api::routes::install(httplib::Server& srv) {
   install_tenant_config(srv);
   install_knowledge(srv);
+  install_work(srv);
   auto& ctx = ctx_;
   // -- open ------------------------------------------------------------------
   // The sign-in callback: the provider sends the owner's browser here. No
@@ -911,6 +913,109 @@ void http_api::routes::install_knowledge(httplib::Server& srv) {
            admin_tenant(decide("candidates.confirm", 2)));
   srv.Post(path("/v1/admin/tenants/{}/knowledge/candidates/{}/reject", id),
            admin_tenant(decide("candidates.reject", 2)));
+}
+
+// Queued work for agent hosts (lease, begin, heartbeat, complete, fail:
+// actors/work/work_queue.hpp), the owner's schedules and subagent model
+// allowlist; all answered by the tenant's `(work_atom, op, body)`.
+void http_api::routes::install_work(httplib::Server& srv) {
+  using handle = const tenant_actor&;
+  auto path = [](std::string pattern) {
+    for (auto pos = pattern.find("{}"); pos != std::string::npos; pos = pattern.find("{}"))
+      pattern.replace(pos, 2, "([a-z0-9_-]{1,64})");
+    return pattern;
+  };
+  // An item's operation: the checked body, with the item id of the path.
+  auto relay_item = [this](const httplib::Request& req, httplib::Response& res, handle t,
+                           const char* name, std::optional<json> body) {
+    if (!body)
+      return;
+    (*body)["item_id"] = std::string{req.matches[1]};
+    relay(res, 200, t, work_atom::value, std::string{name}, body->dump());
+  };
+  // A long poll: the request holds its worker while it waits.
+  srv.Post(
+    "/v1/work/lease",
+    tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+      auto body = read_body(
+        req, res, {{"wait_ms", json_kind::integer, false}, {"kinds", json_kind::array, false, 8}});
+      if (!body)
+        return;
+      auto worker = hold_worker(res, t);
+      if (!worker)
+        return;
+      auto wait = std::chrono::milliseconds{body->value("wait_ms", int64_t{0}) + 5'000};
+      auto [text, err] = ask_within<std::string>(
+        *ctx_.sys, caf::duration{wait}, t, work_atom::value, std::string{"lease"}, body->dump());
+      if (!text) {
+        send_error(res, err);
+        return;
+      }
+      res.status = 200;
+      res.set_content(*text, "application/json");
+    }));
+  srv.Post(
+    path("/v1/work/items/{}/begin"),
+    tenant_config([relay_item](const httplib::Request& req, httplib::Response& res, handle t) {
+      relay_item(req, res, t, "begin",
+                 read_body(req, res, {{"lease_id", json_kind::string, true, 64}}));
+    }));
+  srv.Post(
+    path("/v1/work/items/{}/heartbeat"),
+    tenant_config([relay_item](const httplib::Request& req, httplib::Response& res, handle t) {
+      relay_item(req, res, t, "heartbeat",
+                 read_body(req, res, {{"lease_id", json_kind::string, true, 64}}));
+    }));
+  srv.Post(
+    path("/v1/work/items/{}/complete"),
+    tenant_config([relay_item](const httplib::Request& req, httplib::Response& res, handle t) {
+      relay_item(req, res, t, "complete",
+                 read_body(req, res,
+                           {{"lease_id", json_kind::string, true, 64},
+                            {"answer", json_kind::string, true, 64 * 1024}}));
+    }));
+  srv.Post(
+    path("/v1/work/items/{}/fail"),
+    tenant_config([relay_item](const httplib::Request& req, httplib::Response& res, handle t) {
+      relay_item(req, res, t, "fail",
+                 read_body(req, res,
+                           {{"lease_id", json_kind::string, true, 64},
+                            {"reason", json_kind::string, true, 1024},
+                            {"retry", json_kind::boolean, false}}));
+    }));
+  // An operation whose body is only the id in the path's group `group`
+  // (none when 0).
+  auto by_path = [this](const char* name, std::size_t group) {
+    return [this, name, group](const httplib::Request& req, httplib::Response& res,
+                               const tenant_actor& t) {
+      json body = json::object();
+      if (group != 0)
+        body["schedule_id"] = std::string{req.matches[group]};
+      relay(res, 200, t, work_atom::value, std::string{name}, body.dump());
+    };
+  };
+  srv.Get("/v1/work/items", tenant_config(by_path("list", 0)));
+  // The owner's schedules, and the operator's mirror for voxosctl.
+  srv.Get("/v1/schedules", tenant_config(by_path("schedules.list", 0)));
+  srv.Post(path("/v1/schedules/{}/pause"), tenant_config(by_path("schedules.pause", 1)));
+  srv.Post(path("/v1/schedules/{}/resume"), tenant_config(by_path("schedules.resume", 1)));
+  srv.Delete(path("/v1/schedules/{}"), tenant_config(by_path("schedules.delete", 1)));
+  srv.Get(path("/v1/admin/tenants/{}/schedules"), admin_tenant(by_path("schedules.list", 0)));
+  srv.Post(path("/v1/admin/tenants/{}/schedules/{}/pause"),
+           admin_tenant(by_path("schedules.pause", 2)));
+  srv.Post(path("/v1/admin/tenants/{}/schedules/{}/resume"),
+           admin_tenant(by_path("schedules.resume", 2)));
+  srv.Delete(path("/v1/admin/tenants/{}/schedules/{}"),
+             admin_tenant(by_path("schedules.delete", 2)));
+  // The owner's provider-specific subagent model allowlist.
+  srv.Get("/v1/subagent-models", tenant_config(by_path("subagent_models.get", 0)));
+  srv.Put("/v1/subagent-models",
+          tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+            auto body = read_body(req, res, {{"providers", json_kind::object, true}});
+            if (body)
+              relay(res, 200, t, work_atom::value, std::string{"subagent_models.set"},
+                    body->dump());
+          }));
 }
 
 http_api::http_api(http_api_context ctx) : routes_(std::make_unique<routes>(std::move(ctx))) {}

@@ -21,6 +21,7 @@
 #include "actors/tenant/server_sign_in.hpp"
 #include "actors/tenant/tenant_events.hpp"
 #include "actors/vault_keeper/vault_keeper.hpp"
+#include "actors/work/work_item.hpp"
 #include "config/clock.hpp"
 #include "config/log.hpp"
 #include "messages/register.hpp"
@@ -34,6 +35,10 @@
 #include "transport/url_policy.hpp"
 
 namespace voxos {
+
+std::vector<projector> node_projectors() {
+  return {&directory::project, &tenant_events::project, &work::project};
+}
 
 namespace {
 
@@ -182,8 +187,7 @@ result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_sec
   event_db_options db_opts;
   db_opts.sync = cfg.event_store.sync;
   db_opts.max_event_bytes = cfg.event_store.max_event_bytes;
-  db_opts.projectors.push_back(&directory::project);
-  db_opts.projectors.push_back(&tenant_events::project);
+  db_opts.projectors = node_projectors();
   auto opened = event_db::open(cfg.data_dir + "/store", std::move(db_opts));
   if (!opened)
     return opened.error();
@@ -250,6 +254,7 @@ result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_sec
   services.mcp = cfg.mcp;
   services.run = cfg.run;
   services.tools = cfg.tools;
+  services.work = cfg.work;
   services.index_dir = cfg.data_dir + "/index";
   if (auto sign_in = server_sign_in::make_context(services.urls, cfg.http.public_base_url,
                                                   secrets.oauth_state_secret))

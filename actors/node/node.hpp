@@ -24,8 +24,13 @@
 
 #include "config/node_config.hpp"
 #include "messages/status.hpp"
+#include "storage/event_db.hpp"
 
 namespace voxos {
+
+/// Every projection the node's store keeps: the directory's, the tenants'
+/// configuration, queued work and schedules.
+std::vector<projector> node_projectors();
 
 class node {
 public:

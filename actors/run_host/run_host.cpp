@@ -273,6 +273,28 @@ run_host_actor::behavior_type run_host_behavior(self_pointer self, directory_act
       });
       return promise;
     },
+    [self, note](work_atom, const std::string& token, const std::string& op,
+                 const std::string& body) -> caf::result<std::string> {
+      note();
+      if (op != "lease" && op != "begin" && op != "heartbeat" && op != "complete" && op != "fail")
+        return make_error(errc::not_found, "unknown work operation");
+      if (auto err = not_utf8({{"body", &body}}))
+        return std::move(*err);
+      auto promise = self->make_response_promise<std::string>();
+      with_tenant(self, token, promise, [promise, op, body](tenant_actor t) mutable {
+        promise.delegate(t, work_atom::value, op, body);
+      });
+      return promise;
+    },
+    [self, note](work_atom, const std::string& token, caf::actor& worker,
+                 uint32_t capacity) -> caf::result<bool> {
+      note();
+      auto promise = self->make_response_promise<bool>();
+      with_tenant(self, token, promise, [promise, worker, capacity](tenant_actor t) mutable {
+        promise.delegate(t, work_atom::value, worker, capacity);
+      });
+      return promise;
+    },
     [self, note](cancel_atom, const std::string& token,
                  const std::string& run_id) -> caf::result<std::string> {
       note();

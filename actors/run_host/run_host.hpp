@@ -55,7 +55,16 @@ using run_host_actor = caf::typed_actor<
   // Cancels a run (token, run id); answers its cancellation summary JSON.
   caf::replies_to<cancel_atom, std::string, std::string>::with<std::string>,
   // Ends an idle run normally (token, run id); answers true.
-  caf::replies_to<close_atom, std::string, std::string>::with<bool>>;
+  caf::replies_to<close_atom, std::string, std::string>::with<bool>,
+  // Queued work (token, operation, JSON body): "lease", "begin",
+  // "heartbeat", "complete", "fail", as the HTTP routes /v1/work/...
+  // (actors/work/work_queue.hpp); answers JSON.
+  caf::replies_to<work_atom, std::string, std::string, std::string>::with<std::string>,
+  // Registers a worker actor of the token's tenant with its capacity
+  // (leases at once, 1 .. 64). Leases are pushed to it as
+  // (work_atom, offer_atom, lease JSON); it answers them through the
+  // operations above. A worker that goes away has its leases offered again.
+  caf::replies_to<work_atom, std::string, caf::actor, uint32_t>::with<bool>>;
 
 /// How long a token's tenant is remembered, in ms (0: ask the directory
 /// every time).

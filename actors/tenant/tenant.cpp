@@ -32,6 +32,7 @@
 #include "actors/tenant/tenant_events.hpp"
 #include "actors/tenant/tenant_logic.hpp"
 #include "actors/tools/tool_desk.hpp"
+#include "actors/work/work_queue.hpp"
 #include "config/clock.hpp"
 #include "config/internal_tools.hpp"
 #include "config/log.hpp"
@@ -174,6 +175,8 @@ struct tenant_actor_state {
   /// Runs the tenant's internal tools over its data (linked: it ends with
   /// this actor); told of every change to contacts and phones.
   tool_desk_actor desk;
+  /// The tenant's queued work (linked, like the desk).
+  work_queue_actor queue;
 };
 
 using self_pointer = tenant_actor::stateful_pointer<tenant_actor_state>;
@@ -202,6 +205,16 @@ void audit(self_pointer self, std::string type, json data, F done) {
             log::error("tenant", "audit append failed: " + message_of(err));
             done(false);
           });
+}
+
+work_queue_options queue_options(const work_config& cfg) {
+  work_queue_options out;
+  out.leases.lease_us = int64_t{cfg.lease_ms} * 1000;
+  out.leases.max_attempts = cfg.max_attempts;
+  out.leases.retry_delay_us = int64_t{cfg.retry_delay_ms} * 1000;
+  out.max_pending = cfg.max_pending;
+  out.max_lease_wait_ms = cfg.max_lease_wait_ms;
+  return out;
 }
 
 /// What the tool desk reads of this tenant's configuration, as it is now.
@@ -310,20 +323,28 @@ void remember_run(self_pointer self, const std::string& run_id, run_entry entry)
   }
 }
 
+/// The snapshot a run's first event ("run.started") persisted.
+result<effective_policy> snapshot_of(const event_record& started) {
+  auto doc = json::parse(started.data, nullptr, false);
+  if (!doc.is_object() || !doc.contains("snapshot"))
+    return status::error(errc::corrupt_data, "malformed run record");
+  return tenant_events::policy_from_json(doc["snapshot"]);
+}
+
 /// Calls `fn(snapshot, promise)` with a run's snapshot, from memory or read
 /// from the run's stream; `fn` answers through the promise. Answers
 /// not_found for a run this tenant does not have.
 template <class F>
-caf::result<std::string> with_snapshot(self_pointer self, const std::string& run_id, F fn) {
+void with_snapshot(self_pointer self, const std::string& run_id,
+                   caf::typed_response_promise<std::string> promise, F fn) {
   auto& st = self->state;
-  auto promise = self->make_response_promise<std::string>();
   if (auto found = st.runs.find(run_id); found != st.runs.end()) {
     fn(found->second.snapshot, promise);
-    return promise;
+    return;
   }
   if (run_id.size() > 64) {
     promise.deliver(make_error(errc::not_found, "no such run for this tenant"));
-    return promise;
+    return;
   }
   stream_query q{st.tenant_id, "run." + run_id, 1, 1};
   self->request(st.store, store_timeout, read_atom::value, q)
@@ -333,11 +354,7 @@ caf::result<std::string> with_snapshot(self_pointer self, const std::string& run
           promise.deliver(make_error(errc::not_found, "no such run for this tenant"));
           return;
         }
-        auto doc = json::parse(events.front().data, nullptr, false);
-        auto snapshot =
-          doc.is_object() && doc.contains("snapshot")
-            ? tenant_events::policy_from_json(doc["snapshot"])
-            : result<effective_policy>{status::error(errc::corrupt_data, "malformed run record")};
+        auto snapshot = snapshot_of(events.front());
         if (!snapshot) {
           promise.deliver(to_error(snapshot.error()));
           return;
@@ -345,6 +362,12 @@ caf::result<std::string> with_snapshot(self_pointer self, const std::string& run
         fn(*snapshot, promise);
       },
       [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+}
+
+template <class F>
+caf::result<std::string> with_snapshot(self_pointer self, const std::string& run_id, F fn) {
+  auto promise = self->make_response_promise<std::string>();
+  with_snapshot(self, run_id, promise, std::move(fn));
   return promise;
 }
 
@@ -1103,6 +1126,8 @@ struct run_start {
   std::string chat_id;
   std::string instructions;
   bool new_chat = false; ///< the chat starts with this run ("chat.opened" first)
+  /// A child run's parent snapshot, which ctx.parent points into.
+  std::shared_ptr<const effective_policy> parent;
 };
 
 /// The refusal of another run when the tenant has run.max_live_runs.
@@ -1225,6 +1250,129 @@ void compose_and_start(self_pointer self, run_start start, string_promise promis
     auto again = compose_policy(current_policy_index(self->state), start.ctx, wall_clock_us());
     start_run(self, std::move(start), std::move(again), promise);
   });
+}
+
+/// The answer to a host beginning a work item's run: the run's ticket, as a
+/// run start answers, with the item.
+std::string work_ticket(const tenant_actor_state& st, const work::item& it,
+                        const effective_policy& snapshot) {
+  auto view = compose_view(snapshot, st.cfg.state, st.view_opts, kind_of(snapshot.chan));
+  return json{{"run_id", it.run_id},
+              {"chat_id", it.chat_id},
+              {"snapshot", tenant_events::to_json(snapshot)},
+              {"view", view_to_json(view)},
+              {"instructions", ""},
+              {"item", work::to_json(it)}}
+    .dump();
+}
+
+/// Starts the run of a work item whose lease the host holds, under the
+/// item's fixed run id; for an item delivered again, resumes it instead: its
+/// live actor if it has one, else a new actor over its persisted snapshot.
+void begin_work(self_pointer self, work::item it, string_promise promise) {
+  auto& st = self->state;
+  if (st.live_runs->count(it.run_id) != 0) {
+    with_snapshot(self, it.run_id, promise,
+                  [self, it](const effective_policy& snapshot, string_promise promise) {
+                    promise.deliver(work_ticket(self->state, it, snapshot));
+                  });
+    return;
+  }
+  stream_query q{st.tenant_id, "run." + it.run_id, 1, 1};
+  self->request(st.store, store_timeout, read_atom::value, q)
+    .then(
+      [self, it, promise](std::vector<event_record>& head) mutable {
+        auto& st = self->state;
+        if (!head.empty()) {
+          // Delivered again: the run keeps the snapshot it started with.
+          auto snapshot = snapshot_of(head.front());
+          if (!snapshot) {
+            promise.deliver(to_error(snapshot.error()));
+            return;
+          }
+          auto view = compose_view(*snapshot, st.cfg.state, st.view_opts, kind_of(snapshot->chan));
+          if (auto started =
+                spawn_run_actor(self, it.run_id, it.chat_id, "", *snapshot, std::move(view));
+              !started) {
+            promise.deliver(to_error(started));
+            return;
+          }
+          promise.deliver(work_ticket(st, it, *snapshot));
+          return;
+        }
+        bool agent_known =
+          std::any_of(st.cfg.state.agents.begin(), st.cfg.state.agents.end(),
+                      [&](const agent_record& a) { return a.agent_id == it.agent_id; });
+        if (!agent_known) {
+          promise.deliver(make_error(errc::not_found, "the item's agent no longer exists"));
+          return;
+        }
+        run_start start;
+        start.ctx.run_id = it.run_id;
+        start.ctx.agent_id = it.agent_id;
+        start.ctx.chan = it.k == work::kind::child_run ? channel::subagent : channel::scheduled_run;
+        start.chat_id = it.chat_id;
+        if (it.k != work::kind::child_run) {
+          compose_and_start(self, std::move(start), promise);
+          return;
+        }
+        // A child run: the parent's snapshot bounds it.
+        with_snapshot(self, it.parent_run_id, promise,
+                      [self, start = std::move(start)](const effective_policy& parent,
+                                                       string_promise inner) mutable {
+                        start.parent = std::make_shared<const effective_policy>(parent);
+                        start.ctx.parent = start.parent.get();
+                        compose_and_start(self, std::move(start), inner);
+                      });
+      },
+      [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+}
+
+/// An agent host's work operation (tenant.hpp): "begin" checks the lease
+/// with the queue, then starts or resumes the run; "complete" feeds the
+/// recorded answer to the history and ends the run; the rest is the queue's.
+caf::result<std::string> work_op(self_pointer self, const std::string& op,
+                                 const std::string& body) {
+  auto& st = self->state;
+  if (op == "lease" || op == "heartbeat" || op == "fail" || op == "list")
+    return self->delegate(st.queue, work_atom::value, op, body);
+  auto promise = self->make_response_promise<std::string>();
+  if (op == "begin") {
+    self->request(st.queue, store_timeout, work_atom::value, std::string{"check"}, body)
+      .then(
+        [self, promise](const std::string& held) mutable {
+          auto it = work::item_from_json(json::parse(held, nullptr, false));
+          if (!it) {
+            promise.deliver(to_error(it.error()));
+            return;
+          }
+          begin_work(self, std::move(*it), promise);
+        },
+        [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+    return promise;
+  }
+  if (op == "complete") {
+    self->request(st.queue, store_timeout, work_atom::value, op, body)
+      .then(
+        [self, promise](const std::string& done) mutable {
+          auto doc = json::parse(done, nullptr, false);
+          auto& st = self->state;
+          const auto& turn = doc["turn_event"];
+          event_record stored{
+            st.tenant_id,    turn.value("stream", ""), turn.value("seq", uint64_t{0}),
+            wall_clock_us(), turn.value("type", ""),   turn.value("data", "")};
+          self->send(st.desk, history_atom::value, std::move(stored));
+          // The run's work is done: it ends normally.
+          if (auto run = live(self, doc.value("run_id", "")))
+            caf::anon_send(*run, close_atom::value);
+          doc.erase("turn_event");
+          promise.deliver(doc.dump());
+        },
+        [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+    return promise;
+  }
+  promise.deliver(make_error(errc::not_found, "unknown work operation"));
+  return promise;
 }
 
 /// Servers of the snapshot to discover before the run is composed: those
@@ -1477,6 +1625,8 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
         self->state.desk = spawn_tool_desk(
           self, self->state.tenant_id, self->state.store, desk_data(self->state.cfg.state),
           desk_options(self->state.services, self->state.tenant_id));
+        self->state.queue = spawn_work_queue(self, self->state.tenant_id, self->state.store,
+                                             queue_options(self->state.services.work));
         // The Exa migration, still to come, respects an Exa record the
         // owner deleted: only the config stream remembers one.
         if (tenant_logic::exa_migration_pending(self->state.cfg))
@@ -1762,10 +1912,30 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
     },
     [self, note](cancel_atom, run_atom, const std::string& run_id) -> caf::result<std::string> {
       note();
-      auto run = live(self, run_id);
-      if (!run)
-        return to_error(run.error());
-      return self->delegate(*run, cancel_atom::value);
+      // Its children not yet finished go with it, whether it is live or
+      // already ended.
+      auto promise = self->make_response_promise<std::string>();
+      self->request(self->state.queue, store_timeout, cancel_atom::value, run_id)
+        .then(
+          [self, promise, run_id](const std::vector<std::string>& children) mutable {
+            for (const auto& child : children)
+              if (auto run = live(self, child))
+                caf::anon_send(*run, cancel_atom::value);
+            auto run = live(self, run_id);
+            if (run) {
+              promise.delegate(*run, cancel_atom::value);
+              return;
+            }
+            if (children.empty()) {
+              promise.deliver(to_error(run.error()));
+              return;
+            }
+            promise.deliver(
+              json{{"run_id", run_id}, {"state", "ended"}, {"cancelled_children", children}}
+                .dump());
+          },
+          [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+      return promise;
     },
     [self, note](close_atom, run_atom, const std::string& run_id) -> caf::result<bool> {
       note();
@@ -1797,6 +1967,9 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
       auto found = st.live_runs->find(run_id);
       if (found == st.live_runs->end())
         return make_error(errc::not_found, "no live run with this id for this tenant");
+      if (work::is_work_run(run_id))
+        return make_error(errc::conflict, "a queued run's answer is recorded by completing its "
+                                          "work item, not by a turn report");
       if (user.size() > max_turn_text_bytes || assistant.size() > max_turn_text_bytes)
         return make_error(errc::out_of_range, "turn: user and assistant text at most 64 KiB each");
       auto chat_id = found->second.chat_id;
@@ -1833,6 +2006,15 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
           },
           [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
       return promise;
+    },
+    [self, note](work_atom, const std::string& op,
+                 const std::string& body) -> caf::result<std::string> {
+      note();
+      return work_op(self, op, body);
+    },
+    [self, note](work_atom, caf::actor& worker, uint32_t capacity) -> caf::result<bool> {
+      note();
+      return self->delegate(self->state.queue, work_atom::value, std::move(worker), capacity);
     },
     [self, note](knowledge_atom, const std::string& op,
                  const std::string& body) -> caf::result<std::string> {

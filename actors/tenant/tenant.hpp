@@ -52,6 +52,7 @@ struct tenant_services {
   mcp_config mcp;
   run_config run;
   tools_config tools;
+  work_config work;
   /// Where tenants keep derived indexes (<dir>/<tenant>/history); empty:
   /// in memory.
   std::string index_dir;
@@ -163,6 +164,18 @@ using tenant_actor = caf::typed_actor<
   caf::replies_to<check_atom, std::string, std::string, std::string>::with<std::string>,
   // The newest audit rows (at most the given count): JSON array.
   caf::replies_to<list_atom, audit_atom, uint32_t>::with<std::string>,
+  // Queued work (actors/work, actors/schedule): an agent host's operation
+  // and its JSON body ("lease", "begin", "heartbeat", "complete", "fail",
+  // "list"; see work_queue.hpp, and "begin" below), and the owner's
+  // schedules ("schedules.list|pause|resume|delete"). "begin" {"item_id",
+  // "lease_id"} starts the leased item's run under its fixed run id, or
+  // resumes it (a redelivered item: its persisted snapshot, its live actor
+  // if it has one); answers {"run_id","chat_id","snapshot","view",
+  // "instructions","item"}. A work run's answer is its completion, never a
+  // host's turn report.
+  caf::replies_to<work_atom, std::string, std::string>::with<std::string>,
+  // Registers an agent host's worker actor with its capacity (leases at once).
+  caf::replies_to<work_atom, caf::actor, uint32_t>::with<bool>,
   // From the tenant's own connection to a server (any other sender is
   // ignored): the server announced notifications/tools/list_changed. Its
   // cache is stale: the next run start whose snapshot names the server

@@ -3,6 +3,7 @@
 // earlier node wrote, and for reading what a node stored.
 #pragma once
 
+#include "actors/node/node.hpp"
 #include <memory>
 
 #include <doctest/doctest.h>
@@ -16,7 +17,7 @@ namespace voxos::test {
 
 inline std::unique_ptr<event_db> open_node_store(const temp_dir& dir) {
   event_db_options opts;
-  opts.projectors = {&directory::project, &tenant_events::project};
+  opts.projectors = node_projectors();
   opts.max_event_bytes = 4 * 1024 * 1024;
   auto db = event_db::open(dir.str() + "/store", opts);
   REQUIRE(db);

@@ -11,6 +11,7 @@
 // preset's identity, `events_in_store` reads every stored event of the tenant.
 #pragma once
 
+#include "actors/node/node.hpp"
 #include <functional>
 #include <memory>
 #include <string>
@@ -147,7 +148,7 @@ struct run_fixture {
   std::unique_ptr<event_db> open_store() {
     node->stop();
     event_db_options opts;
-    opts.projectors = {&directory::project, &tenant_events::project};
+    opts.projectors = node_projectors();
     auto db = event_db::open(dir.str() + "/store", std::move(opts));
     REQUIRE_MESSAGE(db, (db ? "" : db.error().message()));
     return std::move(*db);
