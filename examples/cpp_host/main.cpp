@@ -6,6 +6,10 @@
 //
 //   VOXOS_TOKEN=<tenant token> voxos-example-host --port 7101 --agent <agent id>
 //       (--forecast "<address>" [--from YYYY-MM-DD] | --script FILE) [--host 127.0.0.1]
+//   VOXOS_TOKEN=<tenant token> voxos-example-host --port 7101 --worker [--capacity N]
+//       [--hold-ms M] [--items N] [--script FILE]
+//
+// With --worker it serves the node's queued work instead (worker.hpp).
 //
 // The scoped actor that starts the run stays its host until the run is
 // finished: if this process dies mid-round, the node cancels the run.
@@ -26,6 +30,7 @@
 #include "messages/error.hpp"
 #include "messages/register.hpp"
 #include "scripted_model.hpp"
+#include "worker.hpp"
 
 using namespace voxos;
 using nlohmann::json;
@@ -46,11 +51,15 @@ struct options {
   std::string forecast;
   std::string from;
   std::string script;
+  bool worker = false;
+  example::worker_options work;
 };
 
 int usage() {
   std::cerr << "usage: VOXOS_TOKEN=... voxos-example-host --port N --agent ID\n"
-               "         (--forecast ADDRESS [--from YYYY-MM-DD] | --script FILE) [--host H]\n";
+               "         (--forecast ADDRESS [--from YYYY-MM-DD] | --script FILE) [--host H]\n"
+               "       VOXOS_TOKEN=... voxos-example-host --port N --worker [--capacity N]\n"
+               "         [--hold-ms M] [--items N] [--script FILE] [--host H]\n";
   return 2;
 }
 
@@ -68,6 +77,33 @@ std::string today() {
 /// run.call_timeout_ms 60 s), plus a minute to record it. A host of a node
 /// with other bounds waits what those give.
 constexpr auto round_wait = std::chrono::minutes(128 + 1);
+
+/// The worker mode: each item's model plays the script (when given) or
+/// answers the item's text.
+int serve_work(const options& opts, const std::string& token) {
+  json script;
+  if (!opts.script.empty()) {
+    std::ifstream in{opts.script};
+    script = json::parse(in, nullptr, false);
+    if (!script.is_object()) {
+      std::cerr << "the script is not a JSON object\n";
+      return 2;
+    }
+  }
+  host_config cfg;
+  caf::actor_system sys{cfg};
+  auto run_host = sys.middleman().remote_actor<run_host_actor>(opts.host, opts.port);
+  if (!run_host) {
+    std::cerr << "cannot reach the run host: " << sys.render(run_host.error()) << "\n";
+    return 1;
+  }
+  return example::run_worker(sys, *run_host, token, opts.work,
+                             [script](const std::string& text) -> std::unique_ptr<example::model> {
+                               if (script.is_object())
+                                 return std::make_unique<example::file_model>(script);
+                               return std::make_unique<example::reply_model>(text);
+                             });
+}
 
 } // namespace
 
@@ -89,11 +125,23 @@ int main(int argc, char** argv) {
       opts.from = value();
     else if (arg == "--script")
       opts.script = value();
+    else if (arg == "--worker")
+      opts.worker = true;
+    else if (arg == "--capacity")
+      opts.work.capacity = static_cast<uint32_t>(std::atoi(value().c_str()));
+    else if (arg == "--hold-ms")
+      opts.work.hold = std::chrono::milliseconds{std::atoll(value().c_str())};
+    else if (arg == "--items")
+      opts.work.max_items = static_cast<std::size_t>(std::atoll(value().c_str()));
     else
       return usage();
   }
   const char* token = std::getenv("VOXOS_TOKEN");
-  if (token == nullptr || opts.agent.empty() || (opts.forecast.empty() == opts.script.empty()))
+  if (token == nullptr)
+    return usage();
+  if (opts.worker)
+    return serve_work(opts, token);
+  if (opts.agent.empty() || (opts.forecast.empty() == opts.script.empty()))
     return usage();
 
   std::unique_ptr<example::model> model;

@@ -67,6 +67,24 @@ private:
   std::size_t next_ = 0;
 };
 
+/// Answers a queued item's text without tool calls: "Done: <text>".
+class reply_model final : public model {
+public:
+  explicit reply_model(std::string text) : text_(std::move(text)) {}
+
+  std::string user_text() const override { return text_; }
+
+  std::optional<std::vector<tool_call>> next_round(const nlohmann::json&,
+                                                   const std::vector<tool_output>&) override {
+    return std::nullopt;
+  }
+
+  std::string answer(const std::vector<tool_output>&) const override { return "Done: " + text_; }
+
+private:
+  std::string text_;
+};
+
 /// The model-facing name of the view's direct tool `tool` (its own name at
 /// its server), or "" if the view has none.
 std::string model_name_of(const nlohmann::json& view, const std::string& tool);
