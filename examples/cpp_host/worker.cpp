@@ -33,17 +33,20 @@ std::optional<json> work_op(caf::scoped_actor& self, const run_host_actor& run_h
 }
 
 /// Holds the lease for `hold` (heartbeating at a third of the lease), as a
-/// long model call would.
-void hold_lease(caf::scoped_actor& self, const run_host_actor& run_host, const std::string& token,
+/// long model call would; false as soon as a heartbeat is refused (the
+/// lease is lost, or the node is gone).
+bool hold_lease(caf::scoped_actor& self, const run_host_actor& run_host, const std::string& token,
                 const json& lease, milliseconds hold) {
   auto beat = milliseconds{std::max<int64_t>(100, lease.value("lease_ms", 30'000) / 3)};
   auto until = std::chrono::steady_clock::now() + hold;
   while (std::chrono::steady_clock::now() < until) {
     std::this_thread::sleep_for(std::min<milliseconds>(
       beat, std::chrono::duration_cast<milliseconds>(until - std::chrono::steady_clock::now())));
-    work_op(self, run_host, token, "heartbeat",
-            {{"item_id", lease["item_id"]}, {"lease_id", lease["lease_id"]}});
+    if (!work_op(self, run_host, token, "heartbeat",
+                 {{"item_id", lease["item_id"]}, {"lease_id", lease["lease_id"]}}))
+      return false;
   }
+  return true;
 }
 
 /// One leased item: begin its run, play the model's rounds, complete it.
@@ -59,8 +62,8 @@ void serve(caf::scoped_actor& self, const run_host_actor& run_host, const std::s
   auto view = (*ticket)["view"];
   std::cout << "begun " << ticket->value("run_id", "") << ": "
             << view.value("direct", json::array()).size() << " tools in view\n";
-  if (opts.hold.count() > 0)
-    hold_lease(self, run_host, token, lease, opts.hold);
+  if (opts.hold.count() > 0 && !hold_lease(self, run_host, token, lease, opts.hold))
+    return;
   auto model = make_model(lease.value("text", ""));
   std::vector<tool_output> previous;
   std::vector<tool_output> seen;
