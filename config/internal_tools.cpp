@@ -298,11 +298,19 @@ std::vector<internal_tool> build_registry() {
       "monitoring and follow-ups. The schedule is one-shot or repeats at a fixed interval, and "
       "each future response returns to this chat; it cannot target another chat or a "
       "messaging sender. Supply only a task name, the instruction for the future turn, the "
-      "timing and an IANA timezone; times are local wall-clock times in that timezone.";
+      "timing and an IANA timezone. Times are local wall-clock times in that timezone "
+      "(YYYY-MM-DDTHH:MM or YYYY-MM-DDTHH:MM:SS, no offset), in the future and at most ten "
+      "years ahead. A one-shot runs once at `at`. A fixed interval repeats every "
+      "`every_seconds` (by default at least one minute, at most ten years), first at "
+      "`starts_at` or, without it, one interval from now. An interval that is a whole number "
+      "of days (86400, 604800) keeps the same local time across daylight-saving changes; any "
+      "other interval counts elapsed time. A local time skipped by a daylight-saving change "
+      "runs at the shifted time, and a repeated one runs once, at its first occurrence. Turns "
+      "missed while the service was unavailable run once when it returns.";
     tool.input_schema = object_schema(R"json({
     "task_name": {"type": "string", "minLength": 1, "maxLength": 100},
     "instruction": {"type": "string", "minLength": 1, "maxLength": 4000, "description": "What the future turn should do."},
-    "timing": {"oneOf": [{"type": "object", "properties": {"kind": {"const": "once"}, "at": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2})?$"}}, "required": ["kind", "at"], "additionalProperties": false}, {"type": "object", "properties": {"kind": {"const": "interval"}, "every_minutes": {"type": "integer", "minimum": 5, "maximum": 525600}, "starts_at": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2})?$"}}, "required": ["kind", "every_minutes"], "additionalProperties": false}]},
+    "timing": {"oneOf": [{"type": "object", "properties": {"kind": {"const": "once"}, "at": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2})?$", "description": "Local date and time of the turn."}}, "required": ["kind", "at"], "additionalProperties": false}, {"type": "object", "properties": {"kind": {"const": "interval"}, "every_seconds": {"type": "integer", "minimum": 1, "maximum": 315576000, "description": "Seconds between turns; a whole number of days keeps the local time."}, "starts_at": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2})?$", "description": "Local date and time of the first turn."}}, "required": ["kind", "every_seconds"], "additionalProperties": false}]},
     "timezone": {"type": "string", "minLength": 1, "maxLength": 64, "description": "IANA timezone, e.g. Europe/London."}
   })json",
                                       {"task_name", "instruction", "timing", "timezone"});

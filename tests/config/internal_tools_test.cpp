@@ -236,6 +236,17 @@ TEST_CASE("the schedule timing is one-shot or a fixed interval") {
   REQUIRE(choices.size() == 2);
   CHECK(choices[0]["properties"]["kind"]["const"] == "once");
   CHECK(choices[1]["properties"]["kind"]["const"] == "interval");
+  CHECK(choices[0]["required"] == json::array({"kind", "at"}));
+  // An interval counts seconds, from one to ten years of 365.25 days.
+  const auto& every = choices[1]["properties"]["every_seconds"];
+  CHECK(every["type"] == "integer");
+  CHECK(every["minimum"] == 1);
+  CHECK(every["maximum"] == 315'576'000);
+  CHECK(choices[1]["required"] == json::array({"kind", "every_seconds"}));
+  CHECK(choices[1]["properties"].contains("starts_at"));
+  CHECK_FALSE(choices[1]["properties"].contains("every_minutes"));
+  for (const auto& choice : choices)
+    CHECK(choice["additionalProperties"] == false);
 }
 
 TEST_CASE("guidance tools carry the product document guidance") {
@@ -251,7 +262,8 @@ TEST_CASE("guidance tools carry the product document guidance") {
 
   const auto& schedule = tool_named("create_agent_schedule").description;
   for (auto phrase : {"reminders", "future checks", "monitoring", "follow-ups", "one-shot",
-                      "fixed interval", "this chat", "timezone"})
+                      "fixed interval", "this chat", "timezone", "local wall-clock",
+                      "whole number of days", "same local time across daylight-saving changes"})
     CHECK_MESSAGE(schedule.find(phrase) != std::string::npos, phrase);
 
   const auto& plan = tool_named("create_task_plan").description;
