@@ -134,6 +134,19 @@ std::string node_metrics::prometheus(int64_t running_actors) const {
   header(out, "voxos_run_host_hosted_runs", "gauge",
          "Runs the CAF run host remembers for the agent hosts that started them.");
   out += "voxos_run_host_hosted_runs " + std::to_string(hosted_runs.load()) + "\n";
+  header(out, "voxos_work_pending", "gauge", "Queued work items not settled, across tenants.");
+  out += "voxos_work_pending " + std::to_string(work_pending.load()) + "\n";
+  header(out, "voxos_work_workers", "gauge", "Worker actors of agent hosts registered.");
+  out += "voxos_work_workers " + std::to_string(work_workers.load()) + "\n";
+  counter(out, "voxos_work_enqueued_total", "Work items queued (scheduled turns, child runs).",
+          work_enqueued.load());
+  counter(out, "voxos_work_completed_total", "Work items completed with their answer.",
+          work_completed.load());
+  counter(out, "voxos_work_failed_total", "Work items recorded failed or cancelled.",
+          work_failed.load());
+  counter(out, "voxos_work_redelivered_total",
+          "Leases that expired or whose host went away; their items were offered again.",
+          work_redelivered.load());
   counter(out, "voxos_mcp_servers_needing_auth_total",
           "Times an MCP server was found to need signing in again (credentials missing, revoked "
           "or past refresh).",
@@ -178,6 +191,13 @@ nlohmann::json node_metrics::snapshot(int64_t running_actors) const {
       {"held_requests", http_held_requests.load()},
       {"held_refused", http_held_refused.load()}}},
     {"run_host", {{"hosted_runs", hosted_runs.load()}}},
+    {"work",
+     {{"pending", work_pending.load()},
+      {"workers", work_workers.load()},
+      {"enqueued", work_enqueued.load()},
+      {"completed", work_completed.load()},
+      {"failed", work_failed.load()},
+      {"redelivered", work_redelivered.load()}}},
     {"mcp_auth",
      {{"servers_needing_auth", servers_needing_auth.load()},
       {"sign_ins", sign_ins.load()},

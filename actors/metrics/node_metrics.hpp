@@ -76,6 +76,17 @@ public:
   /// cancel them when their host becomes unreachable).
   std::atomic<uint64_t> hosted_runs{0};
 
+  // -- queued work (actors/work) ---------------------------------------------
+  /// Items queued and not settled, across tenants; worker actors registered.
+  std::atomic<uint64_t> work_pending{0};
+  std::atomic<uint64_t> work_workers{0};
+  /// Items queued, completed, failed or cancelled; leases that expired or
+  /// whose host went away (each such item is offered again).
+  std::atomic<uint64_t> work_enqueued{0};
+  std::atomic<uint64_t> work_completed{0};
+  std::atomic<uint64_t> work_failed{0};
+  std::atomic<uint64_t> work_redelivered{0};
+
   // -- MCP server authorization ---------------------------------------------
   /// Servers found to need signing in (again): credentials missing, revoked
   /// or past refresh (each time a server goes to needs_auth).

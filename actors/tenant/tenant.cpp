@@ -1625,8 +1625,10 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
         self->state.desk = spawn_tool_desk(
           self, self->state.tenant_id, self->state.store, desk_data(self->state.cfg.state),
           desk_options(self->state.services, self->state.tenant_id));
-        self->state.queue = spawn_work_queue(self, self->state.tenant_id, self->state.store,
-                                             queue_options(self->state.services.work));
+        auto queue_opts = queue_options(self->state.services.work);
+        queue_opts.metrics = self->state.metrics;
+        self->state.queue =
+          spawn_work_queue(self, self->state.tenant_id, self->state.store, queue_opts);
         // The Exa migration, still to come, respects an Exa record the
         // owner deleted: only the config stream remembers one.
         if (tenant_logic::exa_migration_pending(self->state.cfg))

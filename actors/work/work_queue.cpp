@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "actors/metrics/node_metrics.hpp"
 #include "config/clock.hpp"
 #include "config/log.hpp"
 #include "messages/errc.hpp"
@@ -63,6 +64,33 @@ struct work_queue_state {
   std::deque<waiter> waiting;
   /// The tick armed, if any (its due time).
   int64_t armed_us = 0;
+  /// What this queue added to the node's gauges (taken back when it ends).
+  uint64_t counted_pending = 0;
+  uint64_t counted_workers = 0;
+
+  ~work_queue_state() {
+    if (opts.metrics != nullptr) {
+      opts.metrics->work_pending.fetch_sub(counted_pending);
+      opts.metrics->work_workers.fetch_sub(counted_workers);
+    }
+  }
+
+  /// Keeps the node's gauges in step with this queue.
+  void count() {
+    if (opts.metrics == nullptr)
+      return;
+    auto pending = book.size();
+    auto workers_now = workers.size();
+    opts.metrics->work_pending.fetch_add(pending - counted_pending);
+    opts.metrics->work_workers.fetch_add(workers_now - counted_workers);
+    counted_pending = pending;
+    counted_workers = workers_now;
+  }
+
+  void bump(std::atomic<uint64_t> node_metrics::*figure, uint64_t by = 1) {
+    if (opts.metrics != nullptr)
+      (opts.metrics->*figure).fetch_add(by);
+  }
 };
 
 using self_pointer = work_queue_actor::stateful_pointer<work_queue_state>;
@@ -125,6 +153,7 @@ void dispatch(self_pointer self) {
     // (workers answer through the run_host with their token, not to the queue)
     caf::anon_send(best->handle, work_atom::value, offer_atom::value, lease_json(*got, st).dump());
   }
+  st.count();
   arm(self);
 }
 
@@ -203,8 +232,10 @@ void on_tick(self_pointer self) {
   st.armed_us = 0;
   auto now = wall_clock_us();
   std::vector<work::item> exhausted;
-  for (const auto& holder : st.book.expire(now, exhausted))
+  for (const auto& holder : st.book.expire(now, exhausted)) {
     freed(self, holder);
+    st.bump(&node_metrics::work_redelivered);
+  }
   if (!exhausted.empty())
     record_settled(self, exhausted, work::failed,
                    "its lease expired " + std::to_string(st.book.options().max_attempts)
@@ -350,6 +381,7 @@ caf::result<std::string> fail_op(self_pointer self, const json& body) {
             return;
           }
           self->state.book.settled(item_id);
+          self->state.bump(&node_metrics::work_failed);
           freed(self, holder);
           promise.deliver(json{{"item_id", item_id}, {"state", "failed"}}.dump());
           dispatch(self);
@@ -468,6 +500,7 @@ work_queue_actor::behavior_type queue_behavior(self_pointer self, std::string te
     st.worker_by_holder.erase(holder);
     st.workers.erase(found);
     auto released = st.book.release_holder(holder, wall_clock_us());
+    st.bump(&node_metrics::work_redelivered, released.size());
     if (!released.empty())
       log::info("work_queue", "a worker went away holding " + std::to_string(released.size())
                                 + " leases; they are offered again");

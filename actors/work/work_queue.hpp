@@ -62,8 +62,12 @@ using work_queue_actor = caf::typed_actor<
   // Its own timer: leases that expired, waits that ended, items now ready.
   caf::reacts_to<tick_atom>>;
 
+class node_metrics;
+
 struct work_queue_options {
   work::lease_options leases;
+  /// The node's figures (voxos_work_*); none when null.
+  node_metrics* metrics = nullptr;
   std::size_t max_pending = 100'000;
   uint32_t max_lease_wait_ms = 30'000;
 };
