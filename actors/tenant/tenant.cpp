@@ -1334,11 +1334,30 @@ void begin_work(self_pointer self, work::item it, string_promise promise) {
 caf::result<std::string> work_op(self_pointer self, const std::string& op,
                                  const std::string& body) {
   auto& st = self->state;
-  if (op == "lease" || op == "heartbeat" || op == "fail" || op == "list")
+  if (op == "lease" || op == "list")
     return self->delegate(st.queue, work_atom::value, op, body);
+  if (op != "begin" && op != "heartbeat" && op != "complete" && op != "fail")
+    return make_error(errc::not_found, "unknown work operation");
   auto promise = self->make_response_promise<std::string>();
+  // A refusal of the queue (a lease lost, an item of no such id for this
+  // tenant, an item already settled, a bad answer) is audited.
+  auto doc = json::parse(body, nullptr, false);
+  auto item_id = doc.is_object() ? doc.value("item_id", std::string{}) : std::string{};
+  if (!work::valid_item_id(item_id))
+    item_id = "(malformed)";
+  auto refused = [self, promise, op, item_id](caf::error& err) mutable {
+    audit(self, "work.refused",
+          {{"op", op}, {"item_id", item_id}, {"code", to_string(code_of(err))}},
+          [promise, err](bool) mutable { promise.deliver(err); });
+  };
+  auto& queue = st.queue;
+  if (op == "heartbeat" || op == "fail") {
+    self->request(queue, store_timeout, work_atom::value, op, body)
+      .then([promise](const std::string& answer) mutable { promise.deliver(answer); }, refused);
+    return promise;
+  }
   if (op == "begin") {
-    self->request(st.queue, store_timeout, work_atom::value, std::string{"check"}, body)
+    self->request(queue, store_timeout, work_atom::value, std::string{"check"}, body)
       .then(
         [self, promise](const std::string& held) mutable {
           auto it = work::item_from_json(json::parse(held, nullptr, false));
@@ -1348,30 +1367,26 @@ caf::result<std::string> work_op(self_pointer self, const std::string& op,
           }
           begin_work(self, std::move(*it), promise);
         },
-        [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+        refused);
     return promise;
   }
-  if (op == "complete") {
-    self->request(st.queue, store_timeout, work_atom::value, op, body)
-      .then(
-        [self, promise](const std::string& done) mutable {
-          auto doc = json::parse(done, nullptr, false);
-          auto& st = self->state;
-          const auto& turn = doc["turn_event"];
-          event_record stored{
-            st.tenant_id,    turn.value("stream", ""), turn.value("seq", uint64_t{0}),
-            wall_clock_us(), turn.value("type", ""),   turn.value("data", "")};
-          self->send(st.desk, history_atom::value, std::move(stored));
-          // The run's work is done: it ends normally.
-          if (auto run = live(self, doc.value("run_id", "")))
-            caf::anon_send(*run, close_atom::value);
-          doc.erase("turn_event");
-          promise.deliver(doc.dump());
-        },
-        [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
-    return promise;
-  }
-  promise.deliver(make_error(errc::not_found, "unknown work operation"));
+  self->request(queue, store_timeout, work_atom::value, op, body)
+    .then(
+      [self, promise](const std::string& done) mutable {
+        auto doc = json::parse(done, nullptr, false);
+        auto& st = self->state;
+        const auto& turn = doc["turn_event"];
+        event_record stored{
+          st.tenant_id,    turn.value("stream", ""), turn.value("seq", uint64_t{0}),
+          wall_clock_us(), turn.value("type", ""),   turn.value("data", "")};
+        self->send(st.desk, history_atom::value, std::move(stored));
+        // The run's work is done: it ends normally.
+        if (auto run = live(self, doc.value("run_id", "")))
+          caf::anon_send(*run, close_atom::value);
+        doc.erase("turn_event");
+        promise.deliver(doc.dump());
+      },
+      refused);
   return promise;
 }
 

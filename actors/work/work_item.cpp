@@ -114,6 +114,10 @@ std::string scheduled_item_id(std::string_view schedule_id, int64_t occurrence_s
   return "w_" + digest.substr(0, 24);
 }
 
+bool valid_item_id(std::string_view id) noexcept {
+  return valid_id(id);
+}
+
 std::string child_item_id() {
   return "w_" + digest::random_hex(12);
 }

@@ -71,6 +71,8 @@ result<item> item_from_json(const nlohmann::json& doc);
 /// The id of a scheduled turn: a function of the schedule and its
 /// occurrence, so one occurrence is one item, however often it is fired.
 std::string scheduled_item_id(std::string_view schedule_id, int64_t occurrence_s);
+/// Whether `id` has the form of an item id (1..64 of [a-z0-9_-]).
+bool valid_item_id(std::string_view id) noexcept;
 /// A fresh child run's item id.
 std::string child_item_id();
 /// The run an item is: "r_w" and the item id's tail (a run a host starts
