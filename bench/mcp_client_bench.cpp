@@ -22,8 +22,6 @@
 //
 //   mcp_client_bench [CALLS] [--floor-only]   (default 2000 per phase;
 //   --floor-only: part 2 alone, e.g. under a profiler)
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -31,9 +29,7 @@
 #include <cstdio>
 #include <fstream>
 #include <future>
-#include <iterator>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -48,6 +44,7 @@
 
 #include "actors/mcp/mcp_connection.hpp"
 #include "bench/echo_peer.hpp"
+#include "bench/process_figures.hpp"
 #include "messages/error.hpp"
 #include "messages/register.hpp"
 #include "support/node_peer.hpp"
@@ -56,34 +53,11 @@
 using namespace voxos;
 using nlohmann::json;
 using clock_type = std::chrono::steady_clock;
+using bench::own_cpu_seconds;
+using bench::process_cpu_seconds;
+using bench::verdict;
 
 namespace {
-
-double cpu_seconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
-         + static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
-}
-
-/// CPU seconds (user + system) process `pid` has used so far, from
-/// /proc/<pid>/stat (its threads included); 0 if it cannot be read.
-double process_cpu_seconds(pid_t pid) {
-  std::ifstream in{"/proc/" + std::to_string(pid) + "/stat"};
-  std::string text{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
-  // Fields after the command name (which may hold spaces), from field 3 on;
-  // utime and stime are fields 14 and 15.
-  auto close = text.rfind(')');
-  if (close == std::string::npos)
-    return 0;
-  std::istringstream fields{text.substr(close + 2)};
-  std::string field;
-  double ticks = 0;
-  for (int idx = 3; idx <= 15 && fields >> field; ++idx)
-    if (idx >= 14)
-      ticks += std::stod(field);
-  return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
-}
 
 /// Peak resident memory of this process, MiB (VmHWM).
 double peak_rss_mib() {
@@ -132,7 +106,7 @@ phase_figures run_phase(caf::actor_system& sys, const mcp_connection_actor& conn
   std::atomic<uint64_t> key{1'000'000 * width};
   std::vector<std::vector<double>> per_thread(width);
   std::atomic<bool> failed{false};
-  auto cpu0 = cpu_seconds();
+  auto cpu0 = own_cpu_seconds();
   auto t0 = clock_type::now();
   std::vector<std::thread> threads;
   for (unsigned w = 0; w < width; ++w)
@@ -163,7 +137,7 @@ phase_figures run_phase(caf::actor_system& sys, const mcp_connection_actor& conn
   for (auto& thread : threads)
     thread.join();
   double wall = std::chrono::duration<double>(clock_type::now() - t0).count();
-  double cpu = cpu_seconds() - cpu0;
+  double cpu = own_cpu_seconds() - cpu0;
   std::vector<double> all;
   for (auto& part : per_thread)
     all.insert(all.end(), part.begin(), part.end());
@@ -325,10 +299,6 @@ struct sdk_lane {
 /// and at most a fifth of its CPU per call, on every lane.
 constexpr double rate_target = 2.5;
 constexpr double cpu_target = 5;
-
-const char* verdict(bool met) {
-  return met ? "met" : "MISSED";
-}
 
 void print_phase(const char* what, const phase_figures& ours, double sdk_rate, double sdk_p50,
                  double sdk_p99, double sdk_cpu) {
