@@ -18,7 +18,7 @@
 //      (no target: its millisecond tails) and the SDK client's sequential
 //      echo;
 //   c. memory per idle run actor at 10,000 live runs (sync off): RSS and heap
-//      before and after starting them, per run (target <= 16 KiB), beside
+//      before and after starting them, per run (target <= 8 KiB), beside
 //      10,000 bare CAF actors; the WAL bytes the starts wrote (RocksDB's
 //      memtable holds about as much, so it is part of the RSS growth);
 //   d. cancel with eight `sleep` 20 s calls in flight at the peer: the run's
@@ -63,6 +63,7 @@
 #include "actors/tenant/tenant.hpp"
 #include "actors/tenant/tenant_events.hpp"
 #include "bench/echo_peer.hpp"
+#include "bench/process_figures.hpp"
 #include "messages/error.hpp"
 #include "messages/register.hpp"
 #include "storage/event_db.hpp"
@@ -76,6 +77,8 @@
 using namespace voxos;
 using nlohmann::json;
 using clock_type = std::chrono::steady_clock;
+using bench::percentile;
+using bench::verdict;
 
 namespace {
 
@@ -101,18 +104,6 @@ struct bench_options {
 
 double us_since(clock_type::time_point start) {
   return std::chrono::duration<double, std::micro>(clock_type::now() - start).count();
-}
-
-double percentile(std::vector<double> xs, double p) {
-  if (xs.empty())
-    return 0;
-  std::sort(xs.begin(), xs.end());
-  auto idx = static_cast<std::size_t>(p * static_cast<double>(xs.size() - 1) + 0.5);
-  return xs[std::min(idx, xs.size() - 1)];
-}
-
-const char* verdict(bool met) {
-  return met ? "met" : "MISSED";
 }
 
 /// Resident set of this process, bytes (/proc/self/statm).
@@ -947,25 +938,25 @@ int main(int argc, char** argv) {
     memory->refused.empty()
       ? ""
       : "   run " + std::to_string(opts.live_runs + 1) + ": " + memory->refused + "\n";
-  std::printf("c. memory per idle run at %d live runs (store sync off; measured over the last "
-              "%d run starts, %.0f us each: first %d %.0f us, last %d %.0f us):\n"
-              "   RSS +%.1f KiB per run (target <= 16 KiB: %s; x%.2f of the target), heap in use "
-              "+%.1f KiB per run, WAL written %.1f KiB per run (RocksDB's memtable holds about "
-              "as much: heap net of it ~%.1f KiB per run)\n"
-              "   bare CAF actor: RSS +%.2f KiB, heap +%.2f KiB per actor | run / bare: RSS x%.1f, "
-              "heap x%.1f\n"
-              "   one run start answers %zu bytes (snapshot + view of %zu direct tools, schemas "
-              "included)\n"
-              "%s",
-              opts.live_runs, memory->runs, memory->start_us, memory->block_runs,
-              memory->first_starts_us, memory->block_runs, memory->last_starts_us,
-              memory->rss_per_run / 1024, verdict(memory->rss_per_run <= 16 * 1024),
-              memory->rss_per_run / (16 * 1024), memory->heap_per_run / 1024,
-              memory->wal_per_run / 1024, (memory->heap_per_run - memory->wal_per_run) / 1024,
-              memory->floor_rss_per_actor / 1024, memory->floor_heap_per_actor / 1024,
-              memory->rss_per_run / memory->floor_rss_per_actor,
-              memory->heap_per_run / memory->floor_heap_per_actor, memory->answer_bytes,
-              memory->direct_tools, refused_line.c_str());
+  std::printf(
+    "c. memory per idle run at %d live runs (store sync off; measured over the last "
+    "%d run starts, %.0f us each: first %d %.0f us, last %d %.0f us):\n"
+    "   RSS +%.1f KiB per run (target <= 8 KiB: %s; x%.2f of the target), heap in use "
+    "+%.1f KiB per run, WAL written %.1f KiB per run (RocksDB's memtable holds about "
+    "as much: heap net of it ~%.1f KiB per run)\n"
+    "   bare CAF actor (no target): RSS +%.2f KiB, heap +%.2f KiB per actor | run / bare: "
+    "RSS x%.1f, heap x%.1f\n"
+    "   one run start answers %zu bytes (snapshot + view of %zu direct tools, schemas "
+    "included; no target)\n"
+    "%s",
+    opts.live_runs, memory->runs, memory->start_us, memory->block_runs, memory->first_starts_us,
+    memory->block_runs, memory->last_starts_us, memory->rss_per_run / 1024,
+    verdict(memory->rss_per_run <= 8 * 1024), memory->rss_per_run / (8 * 1024),
+    memory->heap_per_run / 1024, memory->wal_per_run / 1024,
+    (memory->heap_per_run - memory->wal_per_run) / 1024, memory->floor_rss_per_actor / 1024,
+    memory->floor_heap_per_actor / 1024, memory->rss_per_run / memory->floor_rss_per_actor,
+    memory->heap_per_run / memory->floor_heap_per_actor, memory->answer_bytes, memory->direct_tools,
+    refused_line.c_str());
 
   // d.
   auto closed99 = percentile(cancels.to_closed_us, 0.99);
@@ -974,8 +965,8 @@ int main(int argc, char** argv) {
               "sync on; target <= 10 ms):\n"
               "   run's cancel_to_closed_us p50 %.0f us p99 %.0f us (%s) | cancel round trip "
               "(incl. recording the round and run.cancelled) p50 %.0f us p99 %.0f us (%s)\n"
-              "   our client cancelling eight requests straight: cancel to the last answer p50 "
-              "%.0f us p99 %.0f us | run's to-closed / straight p50: x%.2f\n",
+              "   our client cancelling eight requests straight (no target): cancel to the last "
+              "answer p50 %.0f us p99 %.0f us | run's to-closed / straight p50: x%.2f\n",
               opts.cancel_sleep_ms, opts.cancels, percentile(cancels.to_closed_us, 0.5), closed99,
               verdict(closed99 <= 10'000), percentile(cancels.round_trip_us, 0.5), trip99,
               verdict(trip99 <= 10'000), percentile(cancels.direct_us, 0.5),

@@ -2,7 +2,12 @@
 // StreamableHTTPClientTransport), measured against a server beside Voxos's
 // own client in the same run.
 //
-//   node sdk_client_bench.mjs URL [--calls N] [--in-flight K]
+//   node sdk_client_bench.mjs URL [--calls N] [--in-flight K] [--generation 1|2]
+//
+// --generation 1 (the default): @modelcontextprotocol/sdk 1.x, the 2025-11-25
+// handshake. --generation 2: @modelcontextprotocol/client 2.x pinned to the
+// 2026-07-28 revision (versionNegotiation { pin }: server/discover, then the
+// per-request envelope; no session).
 //
 // One session; N sequential tools/call of `echo`, then N more with K in
 // flight (default 2000 and 8), then a wave of eight `sleep` 200 ms calls
@@ -15,23 +20,22 @@
 
 import { readFileSync } from "node:fs";
 
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 function parseArgs(argv) {
-  const args = { url: undefined, calls: 2000, inFlight: 8 };
+  const args = { url: undefined, calls: 2000, inFlight: 8, generation: 1 };
   for (let idx = 0; idx < argv.length; ++idx) {
     const arg = argv[idx];
     if (arg === "--calls") args.calls = Number(argv[++idx]);
     else if (arg === "--in-flight") args.inFlight = Number(argv[++idx]);
+    else if (arg === "--generation") args.generation = Number(argv[++idx]);
     else if (args.url === undefined && !arg.startsWith("--")) args.url = arg;
     else {
       console.error(`sdk_client_bench: unknown argument ${arg}`);
       process.exit(2);
     }
   }
-  if (!args.url || !(args.calls > 0) || !(args.inFlight > 0)) {
-    console.error("usage: node sdk_client_bench.mjs URL [--calls N] [--in-flight K]");
+  if (!args.url || !(args.calls > 0) || !(args.inFlight > 0) || ![1, 2].includes(args.generation)) {
+    console.error("usage: node sdk_client_bench.mjs URL [--calls N] [--in-flight K] [--generation 1|2]");
     process.exit(2);
   }
   return args;
@@ -71,13 +75,31 @@ async function phase(client, count, width) {
 }
 
 const args = parseArgs(process.argv.slice(2));
-// The SDK's exports map sends "<sdk>/package.json" to a stub; read the real one.
+const modern = args.generation === 2;
+const sdkPackage = modern ? "client" : "sdk";
+// The 1.x exports map sends "<sdk>/package.json" to a stub; read the real one.
 const sdkVersion = JSON.parse(
-  readFileSync(new URL("./node_modules/@modelcontextprotocol/sdk/package.json", import.meta.url), "utf8"),
+  readFileSync(
+    new URL(`./node_modules/@modelcontextprotocol/${sdkPackage}/package.json`, import.meta.url),
+    "utf8",
+  ),
 ).version;
 
-const client = new Client({ name: "sdk-client-bench", version: "1.0.0" });
-await client.connect(new StreamableHTTPClientTransport(new URL(args.url)));
+const { Client, StreamableHTTPClientTransport } = modern
+  ? await import("@modelcontextprotocol/client")
+  : {
+      Client: (await import("@modelcontextprotocol/sdk/client/index.js")).Client,
+      StreamableHTTPClientTransport: (await import("@modelcontextprotocol/sdk/client/streamableHttp.js"))
+        .StreamableHTTPClientTransport,
+    };
+const client = new Client(
+  { name: "sdk-client-bench", version: "1.0.0" },
+  modern ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : undefined,
+);
+const transport = new StreamableHTTPClientTransport(new URL(args.url));
+await client.connect(transport);
+// What the session speaks, read before close().
+const protocolVersion = modern ? client.getNegotiatedProtocolVersion() : transport.protocolVersion;
 
 // Warm-up, not measured: JIT, connection pool; the same as the C++ side's
 // (bench/mcp_client_bench.cpp).
@@ -99,7 +121,9 @@ const round = (value, digits = 0) => Number(value.toFixed(digits));
 console.log(
   JSON.stringify({
     client: "typescript-sdk",
+    sdk_package: `@modelcontextprotocol/${sdkPackage}`,
     sdk_version: sdkVersion,
+    protocol_version: protocolVersion ?? "unknown",
     node_version: process.version,
     calls: args.calls,
     in_flight: args.inFlight,
