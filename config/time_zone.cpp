@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <system_error>
@@ -293,6 +294,27 @@ result<int64_t> next_local_time(const time_zone& zone, int hour, int minute, int
       return occurrence.utc_s * us_per_s;
   }
   return status::error(errc::out_of_range, "no occurrence before the end of year 9999");
+}
+
+std::string iso_date_time(int64_t seconds) {
+  const civil_time time = to_civil(seconds);
+  char text[32];
+  std::snprintf(text, sizeof text, "%04lld-%02d-%02dT%02d:%02d:%02d",
+                static_cast<long long>(time.year), time.month, time.day, time.hour, time.minute,
+                time.second);
+  return text;
+}
+
+std::string iso_offset(int32_t utc_offset_s) {
+  const char sign = utc_offset_s < 0 ? '-' : '+';
+  const int32_t magnitude = std::abs(utc_offset_s);
+  char text[16];
+  if (magnitude % 60 == 0)
+    std::snprintf(text, sizeof text, "%c%02d:%02d", sign, magnitude / 3600, magnitude / 60 % 60);
+  else
+    std::snprintf(text, sizeof text, "%c%02d:%02d:%02d", sign, magnitude / 3600,
+                  magnitude / 60 % 60, magnitude % 60);
+  return text;
 }
 
 // -- loading ------------------------------------------------------------------

@@ -123,6 +123,13 @@ private:
 /// out_of_range.
 result<int64_t> next_local_time(const time_zone& zone, int hour, int minute, int64_t from_us);
 
+/// "2024-07-01T13:34:56": `seconds` read as a civil time (ISO 8601, no
+/// offset; an instant as UTC, local seconds as their wall-clock reading).
+std::string iso_date_time(int64_t seconds);
+
+/// "+05:30", "-04:00"; "+hh:mm:ss" when the offset has seconds.
+std::string iso_offset(int32_t utc_offset_s);
+
 /// Bounds of a zone database; each default suits the system zoneinfo.
 struct time_zone_db_options {
   /// The zoneinfo directory read.

@@ -1,8 +1,6 @@
 #include "actors/tools/time.hpp"
 
 #include <array>
-#include <cstdio>
-#include <cstdlib>
 
 #include <nlohmann/json.hpp>
 
@@ -15,29 +13,6 @@ namespace {
 
 constexpr std::array<const char*, 7> weekday_names = {"Sunday",   "Monday", "Tuesday", "Wednesday",
                                                       "Thursday", "Friday", "Saturday"};
-
-/// "2024-07-01T13:34:56": the date and time of `seconds`, counted as if UTC.
-std::string iso_date_time(int64_t seconds) {
-  const civil_time time = to_civil(seconds);
-  char text[32];
-  std::snprintf(text, sizeof text, "%04lld-%02d-%02dT%02d:%02d:%02d",
-                static_cast<long long>(time.year), time.month, time.day, time.hour, time.minute,
-                time.second);
-  return text;
-}
-
-/// "+05:30", "-04:00"; "+hh:mm:ss" when the offset has seconds.
-std::string iso_offset(int32_t utc_offset_s) {
-  const char sign = utc_offset_s < 0 ? '-' : '+';
-  const int32_t magnitude = std::abs(utc_offset_s);
-  char text[16];
-  if (magnitude % 60 == 0)
-    std::snprintf(text, sizeof text, "%c%02d:%02d", sign, magnitude / 3600, magnitude / 60 % 60);
-  else
-    std::snprintf(text, sizeof text, "%c%02d:%02d:%02d", sign, magnitude / 3600,
-                  magnitude / 60 % 60, magnitude % 60);
-  return text;
-}
 
 /// The model-facing refusal for a zone that did not load.
 tool_outcome zone_refusal(const status& failure) {
