@@ -24,6 +24,7 @@
 #include "actors/run/run.hpp"
 #include "actors/run/tool_catalog.hpp"
 #include "actors/run/tool_view.hpp"
+#include "actors/schedule/schedule_keeper.hpp"
 #include "actors/tenant/example_install.hpp"
 #include "actors/tenant/example_skills.hpp"
 #include "actors/tenant/server_credentials.hpp"
@@ -177,6 +178,8 @@ struct tenant_actor_state {
   tool_desk_actor desk;
   /// The tenant's queued work (linked, like the desk).
   work_queue_actor queue;
+  /// The tenant's agent schedules, fired into the queue (linked).
+  schedule_keeper_actor schedules;
 };
 
 using self_pointer = tenant_actor::stateful_pointer<tenant_actor_state>;
@@ -214,6 +217,13 @@ work_queue_options queue_options(const work_config& cfg) {
   out.leases.retry_delay_us = int64_t{cfg.retry_delay_ms} * 1000;
   out.max_pending = cfg.max_pending;
   out.max_lease_wait_ms = cfg.max_lease_wait_ms;
+  return out;
+}
+
+schedule_keeper_options keeper_options(const work_config& cfg) {
+  schedule_keeper_options out;
+  out.limits.timing.min_interval_s = cfg.min_schedule_interval_s;
+  out.limits.max_schedules = cfg.max_schedules;
   return out;
 }
 
@@ -1336,6 +1346,10 @@ caf::result<std::string> work_op(self_pointer self, const std::string& op,
   auto& st = self->state;
   if (op == "lease" || op == "list")
     return self->delegate(st.queue, work_atom::value, op, body);
+  // The owner's schedules (a schedule is made only by the tool, through the desk).
+  if (op == "schedules.list" || op == "schedules.pause" || op == "schedules.resume"
+      || op == "schedules.delete")
+    return self->delegate(st.schedules, schedule_atom::value, op.substr(10), body);
   if (op != "begin" && op != "heartbeat" && op != "complete" && op != "fail")
     return make_error(errc::not_found, "unknown work operation");
   auto promise = self->make_response_promise<std::string>();
@@ -1637,13 +1651,17 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
         }
         self->state.cfg = std::move(*loaded);
         self->state.policy.reset();
-        self->state.desk = spawn_tool_desk(
-          self, self->state.tenant_id, self->state.store, desk_data(self->state.cfg.state),
-          desk_options(self->state.services, self->state.tenant_id));
         auto queue_opts = queue_options(self->state.services.work);
         queue_opts.metrics = self->state.metrics;
         self->state.queue =
           spawn_work_queue(self, self->state.tenant_id, self->state.store, queue_opts);
+        self->state.schedules =
+          spawn_schedule_keeper(self, self->state.tenant_id, self->state.store, self->state.queue,
+                                keeper_options(self->state.services.work));
+        auto desk_opts = desk_options(self->state.services, self->state.tenant_id);
+        desk_opts.schedules = self->state.schedules;
+        self->state.desk = spawn_tool_desk(self, self->state.tenant_id, self->state.store,
+                                           desk_data(self->state.cfg.state), std::move(desk_opts));
         // The Exa migration, still to come, respects an Exa record the
         // owner deleted: only the config stream remembers one.
         if (tenant_logic::exa_migration_pending(self->state.cfg))

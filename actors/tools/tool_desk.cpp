@@ -16,6 +16,7 @@
 #include "actors/tools/node_servers.hpp"
 #include "actors/tools/time.hpp"
 #include "config/clock.hpp"
+#include "config/internal_tools.hpp"
 #include "config/log.hpp"
 #include "config/time_zone.hpp"
 #include "messages/errc.hpp"
@@ -207,6 +208,57 @@ tool_outcome run_tool(tool_desk_state& st, const tool_context& ctx,
   return tool_outcome::error("not_executable", "this internal tool is not executed by the desk.");
 }
 
+// -- create_agent_schedule --------------------------------------------------------
+
+/// The model's answer to a schedule the keeper made, or its refusal.
+tool_outcome schedule_outcome(const std::string& answer) {
+  auto doc = json::parse(answer, nullptr, false);
+  if (doc.is_object() && doc.contains("error"))
+    return tool_outcome::error(fields::text(doc, "error"), fields::text(doc, "message"));
+  if (!doc.is_object() || !doc.contains("schedule") || !doc["schedule"].is_object())
+    return tool_outcome::error("unavailable", "the schedule keeper's answer was not understood.");
+  const auto& made = doc["schedule"];
+  return tool_outcome::ok(
+    {{"schedule_id", made.value("schedule_id", "")},
+     {"task_name", made.value("task_name", "")},
+     {"timezone", made.value("timezone", "")},
+     {"next_due_utc", made.value("next_due_utc", json{})},
+     {"next_due_local", made.value("next_due_local", json{})},
+     {"note", "Scheduled. Each scheduled turn runs in this chat and its response returns to this "
+              "chat; the owner can list, pause, resume or delete it."}});
+}
+
+/// create_agent_schedule: only in an owner's text chat (the policy keeps it
+/// out of every other channel; this is the second lock); the agent, run and
+/// chat are the run's. The keeper's answer is awaited, so calls stay served
+/// one at a time.
+caf::result<std::string> create_schedule(self_pointer self, const tool_context& ctx,
+                                         const json& args) {
+  const auto& keeper = self->state.limits.schedules;
+  if (ctx.chan != channel::owner_text_chat)
+    return to_call_result(tool_outcome::error(
+      "text_chat_only", "schedules are made only in an interactive, authenticated text chat."));
+  if (!keeper)
+    return to_call_result(
+      tool_outcome::error("not_executable", "this internal tool is not executed by the desk."));
+  json body{{"agent_id", ctx.agent_id},
+            {"chat_id", ctx.chat_id},
+            {"run_id", ctx.run_id},
+            {"arguments", args}};
+  auto promise = self->make_response_promise<std::string>();
+  self->request(keeper, store_timeout, schedule_atom::value, std::string{"create"}, body.dump())
+    .await(
+      [promise](const std::string& answer) mutable {
+        promise.deliver(to_call_result(schedule_outcome(answer)));
+      },
+      [promise](caf::error& err) mutable {
+        log::warn("tool_desk", "a schedule was not stored: " + message_of(err));
+        promise.deliver(to_call_result(tool_outcome::error(
+          "unavailable", "the schedule was not stored; nothing was scheduled. Try again later.")));
+      });
+  return promise;
+}
+
 // -- the owner's side -------------------------------------------------------------
 
 /// Events decided by the owner: appended, applied, then `answer` (JSON of
@@ -382,6 +434,8 @@ tool_desk_actor::behavior_type desk_behavior(self_pointer self, std::string tena
         return make_error(errc::forbidden, "this call is not of this desk's tenant");
       if (ctx.now_us == 0)
         ctx.now_us = wall_clock_us();
+      if (integration_id.empty() && name == internal_names::create_agent_schedule)
+        return create_schedule(self, ctx, args);
       return settle(self, run_tool(self->state, ctx, integration_id, name, args));
     },
     [self](contact_atom, tool_desk_data_ptr& data) {

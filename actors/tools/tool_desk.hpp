@@ -21,6 +21,10 @@
 // The owner's side (review of candidates, consent, listings, example skill
 // installs) and the node's own MCP servers reach the same state through
 // `(knowledge_atom, op, body)`.
+//
+// create_agent_schedule is the schedule keeper's (actors/schedule): the
+// desk refuses it outside an owner's text chat and otherwise forwards the
+// run's agent, run and chat with the arguments, awaited.
 #pragma once
 
 #include <memory>
@@ -33,6 +37,7 @@
 #include <caf/typed_actor.hpp>
 
 #include "actors/event_store/event_store.hpp"
+#include "actors/schedule/schedule_keeper.hpp"
 #include "actors/tenant/tenant_model.hpp"
 #include "actors/tools/history.hpp"
 #include "actors/tools/knowledge.hpp"
@@ -56,6 +61,9 @@ struct tool_desk_options {
   /// The tenant's history index: its directory (in memory when empty) and
   /// bounds (history.hpp).
   history_options history;
+  /// The tenant's schedule keeper: create_agent_schedule is forwarded to it
+  /// (a desk without one answers not_executable).
+  schedule_keeper_actor schedules;
 };
 
 using tool_desk_actor = caf::typed_actor<

@@ -12,12 +12,14 @@ namespace voxos::test {
 
 struct tool_session {
   temp_dir dir;
-  running_node node{dir};
+  running_node node;
   std::string tenant_id;
   std::string token;
   std::string agent_id;
 
-  tool_session() {
+  tool_session() : tool_session(nullptr) {}
+  /// With `tweak` applied to the node's configuration before it starts.
+  explicit tool_session(std::function<void(node_config&)> tweak) : node{dir, {}, std::move(tweak)} {
     std::tie(tenant_id, token) = node.make_tenant("Acme");
     auto agents = node.call("GET", "/v1/agents", token);
     REQUIRE(agents.status == 200);
