@@ -10,6 +10,8 @@
 //   voxosctl [options] tokens issue TENANT_ID [LABEL]
 //   voxosctl [options] tokens revoke TENANT_ID TOKEN_ID
 //   voxosctl [options] audit TENANT_ID [LIMIT]  the tenant's newest policy decisions
+//   voxosctl [options] schedules list TENANT_ID the tenant's agent schedules
+//   voxosctl [options] schedules pause|resume|delete TENANT_ID SCHEDULE_ID
 //   voxosctl [options] vault keys [--wait]      vault keys in use, and which can be dropped
 //   voxosctl [options] whoami                   (with VOXOS_TOKEN: a tenant token, over CAF)
 //   voxosctl [options] skills list [--catalog DIR]
@@ -341,6 +343,8 @@ int usage() {
                "          servers TENANT_ID (MCP servers: auth mode, needs_auth, signed_in)\n"
                "          knowledge candidates TENANT_ID [pending|decided|all]\n"
                "          knowledge confirm|reject TENANT_ID CANDIDATE_ID (owner review)\n"
+               "          schedules list TENANT_ID (agent schedules)\n"
+               "          schedules pause|resume|delete TENANT_ID SCHEDULE_ID\n"
                "          conformance URL (MCP conformance suite client; scenario from\n"
                "          MCP_CONFORMANCE_SCENARIO)\n"
                "          replay TRACE (a run's trace against a fresh node)\n"
@@ -440,6 +444,13 @@ int main(int argc, char** argv) {
   if (a.size() == 4 && (is(4, "knowledge", "confirm") || is(4, "knowledge", "reject")))
     return print_answer(call(
       opts, "POST", "/v1/admin/tenants/" + a[2] + "/knowledge/candidates/" + a[3] + "/" + a[1]));
+  if (a.size() == 3 && is(3, "schedules", "list"))
+    return print_answer(call(opts, "GET", "/v1/admin/tenants/" + a[2] + "/schedules"));
+  if (a.size() == 4 && (is(4, "schedules", "pause") || is(4, "schedules", "resume")))
+    return print_answer(
+      call(opts, "POST", "/v1/admin/tenants/" + a[2] + "/schedules/" + a[3] + "/" + a[1]));
+  if (a.size() == 4 && is(4, "schedules", "delete"))
+    return print_answer(call(opts, "DELETE", "/v1/admin/tenants/" + a[2] + "/schedules/" + a[3]));
   if (is(2, "tenants", "list"))
     return print_answer(call(opts, "GET", "/v1/admin/tenants"));
   if (is(3, "tenants", "create"))
