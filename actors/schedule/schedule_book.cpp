@@ -83,7 +83,7 @@ std::string write_record(std::string_view schedule_id, const record& rec,
     append_json_member(out, key, *value);
   }
   out += ",\"timing\":";
-  out += timing_to_json(rec.timing).dump();
+  out += rec.timing_json.empty() ? timing_to_json(rec.timing).dump() : rec.timing_json;
   out += ',';
   append_json_member(out, "state", rec.st == state::active ? "active" : "paused");
   out += ",\"created_us\":";
@@ -144,6 +144,7 @@ creation create(const requester& who, const json& arguments, const create_limits
   rec.chat_id = who.chat_id;
   rec.created_by_run = who.run_id;
   rec.timing = std::move(*parsed);
+  rec.timing_json = timing_to_json(rec.timing).dump();
   rec.zone = std::move(*zone);
   rec.created_us = who.now_us;
   rec.next_due_s = next_occurrence(rec.timing, *rec.zone, now_s);
@@ -205,6 +206,7 @@ result<std::pair<std::string, record>> from_json(const json& stored, time_zone_d
   if (timing->zone != zone_name)
     return corrupt("timezone is not the timing's zone");
   rec.timing = std::move(*timing);
+  rec.timing_json = timing_to_json(rec.timing).dump();
   auto st = stored.value("state", std::string{});
   if (st != "active" && st != "paused")
     return corrupt("state is neither active nor paused");
@@ -227,6 +229,40 @@ result<std::pair<std::string, record>> from_json(const json& stored, time_zone_d
   if (auto zone = zones.load(zone_name))
     rec.zone = std::move(*zone);
   return std::pair<std::string, record>{std::move(schedule_id), std::move(rec)};
+}
+
+std::string item_text(const work::item& it) {
+  std::string out;
+  out.reserve(320 + it.text.size());
+  out += '{';
+  append_json_member(out, "item_id", it.item_id);
+  out += ',';
+  append_json_member(out, "kind", work::to_string(it.k));
+  for (auto [key, value] :
+       {std::pair<std::string_view, const std::string*>{"agent_id", &it.agent_id},
+        {"chat_id", &it.chat_id},
+        {"run_id", &it.run_id},
+        {"text", &it.text}}) {
+    out += ',';
+    append_json_member(out, key, *value);
+  }
+  out += ",\"enqueued_us\":" + std::to_string(it.enqueued_us);
+  if (it.k == work::kind::scheduled_turn) {
+    out += ',';
+    append_json_member(out, "schedule_id", it.schedule_id);
+    out += ",\"occurrence_s\":" + std::to_string(it.occurrence_s);
+  } else {
+    for (auto [key, value] :
+         {std::pair<std::string_view, const std::string*>{"parent_run_id", &it.parent_run_id},
+          {"context", &it.context},
+          {"provider", &it.provider},
+          {"model", &it.model}}) {
+      out += ',';
+      append_json_member(out, key, *value);
+    }
+  }
+  out += '}';
+  return out;
 }
 
 event_draft saved_event(std::string_view schedule_id, const record& rec) {
@@ -269,12 +305,16 @@ firing fire(std::string_view schedule_id, const record& rec, int64_t now_us) {
   it.occurrence_s = out.occurrence_s;
   // Nothing left to fire: the schedule goes with its last turn.
   out.gone = !out.next_due_s;
-  if (out.gone)
-    out.with.push_back(deleted_event(schedule_id));
-  else
-    out.with.push_back({std::string{work::schedule_saved},
-                        write_record(schedule_id, rec, out.occurrence_s, out.next_due_s)});
+  out.with.push_back(fired_event(schedule_id, rec, out.occurrence_s, out.next_due_s));
   return out;
+}
+
+event_draft fired_event(std::string_view schedule_id, const record& rec, int64_t occurrence_s,
+                        const std::optional<int64_t>& next_due_s) {
+  if (!next_due_s)
+    return deleted_event(schedule_id);
+  return {std::string{work::schedule_saved},
+          write_record(schedule_id, rec, occurrence_s, next_due_s)};
 }
 
 change pause(std::string_view schedule_id, const record& rec) {

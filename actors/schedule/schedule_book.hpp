@@ -67,6 +67,10 @@ struct record {
   std::string task_name;
   std::string instruction; ///< the one copy of the text
   schedule_timing timing;  ///< timing.zone is the schedule's timezone
+  /// timing_to_json's text, kept in step with `timing` (which never
+  /// changes once made): every fire writes it, and building it costs more
+  /// than the rest of the record.
+  std::string timing_json;
   /// The loaded zone, shared by every schedule in it; null when the zone
   /// did not load at start (the schedule is kept, listed, never due).
   std::shared_ptr<const time_zone> zone;
@@ -140,6 +144,10 @@ result<std::pair<std::string, record>> from_json(const nlohmann::json& stored, t
 std::string iso_utc(int64_t utc_s);
 std::string iso_local(const time_zone& zone, int64_t utc_s);
 
+/// work::to_json(it).dump(), written by hand: firing thousands at once
+/// builds one per schedule (the queue reads it as any item).
+std::string item_text(const work::item& it);
+
 event_draft saved_event(std::string_view schedule_id, const record& rec);
 event_draft deleted_event(std::string_view schedule_id);
 
@@ -158,6 +166,11 @@ struct firing {
   std::optional<int64_t> next_due_s;
 };
 firing fire(std::string_view schedule_id, const record& rec, int64_t now_us);
+/// The event a fire of `occurrence_s` appends with its item (fire's
+/// `with`): the record with it as last fired and `next_due_s`, or, with no
+/// next due time, the schedule's deletion.
+event_draft fired_event(std::string_view schedule_id, const record& rec, int64_t occurrence_s,
+                        const std::optional<int64_t>& next_due_s);
 
 /// The owner's changes: the record after it, and the event to append.
 struct change {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <memory>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
@@ -29,8 +31,6 @@ using json = nlohmann::json;
 using string_promise = caf::typed_response_promise<std::string>;
 
 constexpr auto store_timeout = std::chrono::seconds(30);
-/// A fire waits this long for the queue (which waits for the store itself).
-constexpr auto enqueue_timeout = std::chrono::seconds(60);
 /// The timer wakes at least this often, so a wall clock that was set
 /// forward or back is noticed within it.
 constexpr int64_t max_timer_wait_us = 60'000'000;
@@ -142,20 +142,28 @@ void arm(self_pointer self) {
                      tick_atom::value);
 }
 
+/// What a fire's answer needs of it (one allocation, shared by both of its
+/// handlers: a pass fires thousands).
+struct fire_note {
+  std::string schedule_id;
+  int64_t occurrence_s = 0;
+  std::optional<int64_t> next_due_s;
+};
+using fire_note_ptr = std::shared_ptr<const fire_note>;
+
 /// The fire's write ended: the record moves on (or goes), or, when nothing
 /// was queued, it is asked again after the retry delay.
-void fire_settled(self_pointer self, const std::string& schedule_id, const schedules::firing& fired,
-                  bool queued) {
+void fire_settled(self_pointer self, const fire_note& note, bool queued) {
   auto& st = self->state;
-  if (queued && fired.gone) {
-    st.book.erase(schedule_id);
+  if (queued && !note.next_due_s) {
+    st.book.erase(note.schedule_id);
   } else {
     auto retry_at = now_seconds() + st.opts.retry_delay_s;
-    st.book.update(schedule_id, [&](schedules::record& rec) {
+    st.book.update(note.schedule_id, [&](schedules::record& rec) {
       rec.busy = false;
       if (queued) {
-        rec.last_fired_s = fired.occurrence_s;
-        rec.next_due_s = fired.next_due_s;
+        rec.last_fired_s = note.occurrence_s;
+        rec.next_due_s = note.next_due_s;
       } else {
         rec.next_due_s = retry_at;
       }
@@ -165,49 +173,55 @@ void fire_settled(self_pointer self, const std::string& schedule_id, const sched
     ++st.fired;
   else
     ++st.retried;
-  settled(self, schedule_id);
+  settled(self, note.schedule_id);
   arm(self);
 }
 
-/// Queues one due occurrence with the schedule's new record.
-void send_fire(self_pointer self, std::string schedule_id, std::string chat_id,
-               schedules::firing fired) {
-  auto& st = self->state;
-  auto item = work::to_json(fired.item).dump();
-  auto with = fired.with;
-  self->request(st.queue, enqueue_timeout, enqueue_atom::value, std::move(item), std::move(with))
-    .then([self, schedule_id,
-           fired](const std::string&) { fire_settled(self, schedule_id, fired, true); },
-          [self, schedule_id, chat_id, fired](caf::error& err) {
-            if (code_of(err) != errc::conflict) {
-              log::warn("schedule_keeper",
-                        "a due schedule's turn was not queued; it is tried again: "
-                          + message_of(err));
-              fire_settled(self, schedule_id, fired, false);
-              return;
-            }
-            // Queued before (its answer was lost): the record is written alone.
-            write(self, chat_id, schedule_id, fired.with,
-                  [self, schedule_id, fired](bool landed, const caf::error&) {
-                    fire_settled(self, schedule_id, fired, landed);
-                  });
-          });
+/// Queues one due occurrence with the schedule's new record. (No timeout:
+/// the queue answers every enqueue once its write is settled, and a queue
+/// that ends takes the tenant, and so the keeper, with it.)
+void send_fire(self_pointer self, std::string schedule_id, schedules::firing fired) {
+  auto note = std::make_shared<const fire_note>(
+    fire_note{std::move(schedule_id), fired.occurrence_s, fired.next_due_s});
+  self
+    ->request(self->state.queue, caf::infinite, enqueue_atom::value,
+              schedules::item_text(fired.item), std::move(fired.with))
+    .then(
+      [self, note](const std::string&) { fire_settled(self, *note, true); },
+      [self, note](caf::error& err) {
+        if (code_of(err) != errc::conflict) {
+          log::warn("schedule_keeper",
+                    "a due schedule's turn was not queued; it is tried again: " + message_of(err));
+          fire_settled(self, *note, false);
+          return;
+        }
+        // Queued before (its answer was lost): the record is written
+        // alone (memory still holds it as it was before the fire).
+        const auto* rec = self->state.book.find(note->schedule_id);
+        if (rec == nullptr) { // (never: owner operations wait for the fire)
+          fire_settled(self, *note, true);
+          return;
+        }
+        write(
+          self, rec->chat_id, note->schedule_id,
+          {schedules::fired_event(note->schedule_id, *rec, note->occurrence_s, note->next_due_s)},
+          [self, note](bool landed, const caf::error&) { fire_settled(self, *note, landed); });
+      });
 }
 
-/// Fires every schedule due now, each without waiting for the others.
+/// Fires every schedule due now, each without waiting for the others; each
+/// item carries the time it was fired at.
 void fire_due(self_pointer self) {
   auto& st = self->state;
-  auto now_us = wall_clock_us();
-  for (auto id : st.book.due(floor_div(now_us, 1'000'000))) {
+  for (auto id : st.book.due(now_seconds())) {
     const auto* rec = st.book.find(id);
-    auto fired = schedules::fire(id, *rec, now_us);
+    auto fired = schedules::fire(id, *rec, wall_clock_us());
     if (!fired.fire) {
       st.book.update(id, [&](schedules::record& r) { r.next_due_s = fired.next_due_s; });
       continue;
     }
-    auto chat_id = rec->chat_id;
     st.book.update(id, [](schedules::record& r) { r.busy = true; });
-    send_fire(self, std::string{id}, std::move(chat_id), std::move(fired));
+    send_fire(self, std::string{id}, std::move(fired));
   }
   arm(self);
 }

@@ -117,6 +117,7 @@ struct schedule_fixture : test::tool_session {
       parse_timing(timing, rec.timing.zone, made_s, schedule_bounds{}, system_time_zones());
     REQUIRE_MESSAGE(parsed, (parsed ? "" : parsed.error().message()));
     rec.timing = *parsed;
+    rec.timing_json = timing_to_json(rec.timing).dump();
     rec.created_us = made_s * 1'000'000;
     rec.next_due_s = next_occurrence(rec.timing, *rec.zone, made_s);
     if (paused) {

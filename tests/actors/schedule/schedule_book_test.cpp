@@ -271,3 +271,24 @@ TEST_CASE("the index holds active schedules not being written, earliest first") 
   CHECK_FALSE(book.next_due());
   CHECK(book.size() == 1);
 }
+
+TEST_CASE("a fired item's text reads as the work queue's own form of it") {
+  auto rec = accepted(every(hour));
+  rec.instruction = "Say \"hi\" \\ \n\u00e9t\u00e9";
+  auto fired = sc::fire("sc_1", rec, (*rec.next_due_s + 1) * 1'000'000);
+  REQUIRE(fired.fire);
+  CHECK(json::parse(sc::item_text(fired.item)) == work::to_json(fired.item));
+  work::item child;
+  child.item_id = "w_1";
+  child.k = work::kind::child_run;
+  child.parent_run_id = "r_1";
+  child.context = "isolated";
+  child.model = "m";
+  CHECK(json::parse(sc::item_text(child)) == work::to_json(child));
+}
+
+TEST_CASE("a stored record keeps its timing's stored form") {
+  auto rec = accepted(every(86'400, "Europe/Paris"));
+  auto stored = json::parse(sc::to_json_text("sc_1", rec));
+  CHECK(stored["timing"] == timing_to_json(rec.timing));
+}
