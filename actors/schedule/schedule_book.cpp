@@ -1,6 +1,7 @@
 #include "actors/schedule/schedule_book.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 #include <limits>
 
 #include <nlohmann/json.hpp>
@@ -57,6 +58,16 @@ std::optional<refusal> text_argument(const json& args, const char* key, std::siz
   return std::nullopt;
 }
 
+using text_member = std::pair<std::string_view, const std::string*>;
+
+/// Appends `,"key":"value"` for each member.
+void append_members(std::string& out, std::initializer_list<text_member> members) {
+  for (auto [key, value] : members) {
+    out += ',';
+    append_json_member(out, key, *value);
+  }
+}
+
 void append_optional(std::string& out, std::string_view key, const std::optional<int64_t>& value) {
   out += ",\"";
   out += key;
@@ -72,16 +83,12 @@ std::string write_record(std::string_view schedule_id, const record& rec,
   out.reserve(256 + rec.instruction.size() + rec.task_name.size());
   out += '{';
   append_json_member(out, "schedule_id", schedule_id);
-  for (auto [key, value] :
-       {std::pair<std::string_view, const std::string*>{"agent_id", &rec.agent_id},
-        {"chat_id", &rec.chat_id},
-        {"created_by_run", &rec.created_by_run},
-        {"task_name", &rec.task_name},
-        {"instruction", &rec.instruction},
-        {"timezone", &rec.timing.zone}}) {
-    out += ',';
-    append_json_member(out, key, *value);
-  }
+  append_members(out, {{"agent_id", &rec.agent_id},
+                       {"chat_id", &rec.chat_id},
+                       {"created_by_run", &rec.created_by_run},
+                       {"task_name", &rec.task_name},
+                       {"instruction", &rec.instruction},
+                       {"timezone", &rec.timing.zone}});
   out += ",\"timing\":";
   out += rec.timing_json.empty() ? timing_to_json(rec.timing).dump() : rec.timing_json;
   out += ',';
@@ -238,28 +245,20 @@ std::string item_text(const work::item& it) {
   append_json_member(out, "item_id", it.item_id);
   out += ',';
   append_json_member(out, "kind", work::to_string(it.k));
-  for (auto [key, value] :
-       {std::pair<std::string_view, const std::string*>{"agent_id", &it.agent_id},
-        {"chat_id", &it.chat_id},
-        {"run_id", &it.run_id},
-        {"text", &it.text}}) {
-    out += ',';
-    append_json_member(out, key, *value);
-  }
+  append_members(out, {{"agent_id", &it.agent_id},
+                       {"chat_id", &it.chat_id},
+                       {"run_id", &it.run_id},
+                       {"text", &it.text}});
   out += ",\"enqueued_us\":" + std::to_string(it.enqueued_us);
   if (it.k == work::kind::scheduled_turn) {
     out += ',';
     append_json_member(out, "schedule_id", it.schedule_id);
     out += ",\"occurrence_s\":" + std::to_string(it.occurrence_s);
   } else {
-    for (auto [key, value] :
-         {std::pair<std::string_view, const std::string*>{"parent_run_id", &it.parent_run_id},
-          {"context", &it.context},
-          {"provider", &it.provider},
-          {"model", &it.model}}) {
-      out += ',';
-      append_json_member(out, key, *value);
-    }
+    append_members(out, {{"parent_run_id", &it.parent_run_id},
+                         {"context", &it.context},
+                         {"provider", &it.provider},
+                         {"model", &it.model}});
   }
   out += '}';
   return out;

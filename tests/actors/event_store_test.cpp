@@ -17,34 +17,15 @@
 #include "messages/error.hpp"
 #include "messages/register.hpp"
 #include "storage/event_db.hpp"
-#include "support/temp_dir.hpp"
+#include "support/actor_store.hpp"
 
 using namespace voxos;
 
 namespace {
 
-struct store_fixture {
-  test::temp_dir dir;
-  node_metrics metrics; // outlives the actor system
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-  event_store_actor store;
-
-  store_fixture() {
-    register_types(cfg);
-    cfg.set("scheduler.max-threads", size_t{2});
-    sys = std::make_unique<caf::actor_system>(cfg);
-    auto db = event_db::open(dir.str() + "/store", {});
-    REQUIRE(db);
-    store = spawn_event_store(*sys, std::shared_ptr<event_db>(std::move(*db)), metrics, {});
-  }
-
-  ~store_fixture() {
-    caf::anon_send_exit(store, caf::exit_reason::user_shutdown);
-    store = nullptr;
-    sys.reset();
-  }
-};
+/// (the node's projectors pass over this file's events: no tenant state,
+/// no work or schedule event)
+struct store_fixture : test::actor_store {};
 
 append_request one_event(const std::string& stream, const std::string& data) {
   append_request req;

@@ -34,30 +34,13 @@ namespace {
 const std::string source_dir = VOXOS_SOURCE_DIR;
 const std::string catalog_dir = source_dir + "/examples/skills";
 
-struct run_result {
-  int code = 0;
-  std::string out;
-  std::string err;
-};
-
-run_result run(std::vector<std::string> argv, const std::string& cwd,
-               std::vector<std::string> env = {}) {
-  test::temp_dir logs;
-  test::child_process child{std::move(argv), cwd, (logs.path() / "stderr").string(),
-                            std::move(env)};
-  REQUIRE(child.started());
-  run_result out;
-  out.out = child.read_all();
-  out.code = child.wait();
-  out.err = child.error_output();
-  return out;
-}
+using run_result = test::finished_run;
 
 run_result voxosctl(const std::vector<std::string>& args, const std::string& cwd,
                     const std::string& admin_token = test::admin_token) {
   std::vector<std::string> argv{VOXOSCTL_PATH};
   argv.insert(argv.end(), args.begin(), args.end());
-  return run(argv, cwd, {"VOXOS_ADMIN_TOKEN=" + admin_token});
+  return test::run_to_end(argv, cwd, {"VOXOS_ADMIN_TOKEN=" + admin_token});
 }
 
 /// `--url URL skills load --user-id USER --mcp KEY --catalog CATALOG`.
@@ -416,7 +399,7 @@ TEST_CASE("make example-skills targets call voxosctl and name a missing USER_ID 
                                   std::string{"VOXOSCTL="} + VOXOSCTL_PATH,
                                   "VOXOSCTL_FLAGS=--url " + a.url()};
     argv.insert(argv.end(), vars.begin(), vars.end());
-    return run(argv, source_dir, {"VOXOS_ADMIN_TOKEN=" + test::admin_token});
+    return test::run_to_end(argv, source_dir, {"VOXOS_ADMIN_TOKEN=" + test::admin_token});
   };
   auto listed = make({"example-skills-list"});
   CHECK_MESSAGE(listed.code == 0, listed.err);

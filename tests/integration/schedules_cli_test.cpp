@@ -15,28 +15,13 @@ using nlohmann::json;
 
 namespace {
 
-struct cli_answer {
-  int code = 0;
-  std::string out;
-  std::string err;
-};
-
 /// `voxosctl --url URL ARGS...` with the admin token in its environment.
-cli_answer voxosctl(test::tool_session& s, std::vector<std::string> args) {
+test::finished_run voxosctl(test::tool_session& s, std::vector<std::string> args) {
   test::temp_dir cwd;
   std::vector<std::string> argv{VOXOSCTL_PATH, "--url",
                                 "http://127.0.0.1:" + std::to_string(s.node.get().http_port())};
   argv.insert(argv.end(), args.begin(), args.end());
-  test::child_process child{std::move(argv),
-                            cwd.str(),
-                            (cwd.path() / "stderr").string(),
-                            {"VOXOS_ADMIN_TOKEN=" + test::admin_token}};
-  REQUIRE(child.started());
-  cli_answer out;
-  out.out = child.read_all();
-  out.code = child.wait();
-  out.err = child.error_output();
-  return out;
+  return test::run_to_end(std::move(argv), cwd.str(), {"VOXOS_ADMIN_TOKEN=" + test::admin_token});
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 // A child process for integration tests: started with posix_spawn in a given
 // working directory, its stdout read line by line through a pipe (so a test
-// waits for the "is up" banner instead of sleeping), its stderr kept in a file.
+// waits for the "is up" banner instead of sleeping), its stderr kept in a file;
+// and `run_to_end` for a command line tool run once.
 #pragma once
 
 #include <cerrno>
@@ -18,6 +19,10 @@
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <doctest/doctest.h>
+
+#include "support/temp_dir.hpp"
 
 extern char** environ;
 
@@ -154,5 +159,25 @@ private:
   bool exited_ = false;
   int status_ = 0;
 };
+
+/// What a child that ran to its end printed, and how it ended.
+struct finished_run {
+  int code = 0; ///< as child_process::wait answers
+  std::string out;
+  std::string err;
+};
+
+/// Runs `argv` in `cwd` to its end (stderr through a temporary file).
+inline finished_run run_to_end(std::vector<std::string> argv, const std::string& cwd,
+                               std::vector<std::string> env = {}) {
+  temp_dir logs;
+  child_process child{std::move(argv), cwd, (logs.path() / "stderr").string(), std::move(env)};
+  REQUIRE(child.started());
+  finished_run out;
+  out.out = child.read_all();
+  out.code = child.wait();
+  out.err = child.error_output();
+  return out;
+}
 
 } // namespace voxos::test

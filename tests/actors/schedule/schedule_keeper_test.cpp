@@ -8,23 +8,17 @@
 
 #include <set>
 
-#include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
 #include <caf/scoped_actor.hpp>
 
 #include <nlohmann/json.hpp>
 
-#include "actors/event_store/event_store.hpp"
-#include "actors/metrics/node_metrics.hpp"
 #include "actors/schedule/schedule_keeper.hpp"
 #include "actors/work/work_queue.hpp"
 #include "config/civil_time.hpp"
 #include "config/clock.hpp"
 #include "config/time_zone.hpp"
 #include "messages/error.hpp"
-#include "messages/register.hpp"
-#include "support/node_store.hpp"
-#include "support/temp_dir.hpp"
+#include "support/actor_store.hpp"
 
 using namespace voxos;
 using json = nlohmann::json;
@@ -38,12 +32,7 @@ int64_t now_s() {
   return floor_div(wall_clock_us(), 1'000'000);
 }
 
-struct keeper_fixture {
-  test::temp_dir dir;
-  node_metrics metrics; // outlives the actor system
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-  event_store_actor store;
+struct keeper_fixture : test::actor_store {
   std::unique_ptr<caf::scoped_actor> owner;  ///< the parent of queue and keeper
   std::unique_ptr<caf::scoped_actor> writer; ///< the test's own requests
   work_queue_actor queue;
@@ -52,11 +41,6 @@ struct keeper_fixture {
   schedule_keeper_options keeper_opts;
 
   keeper_fixture() {
-    register_types(cfg);
-    cfg.set("scheduler.max-threads", size_t{2});
-    sys = std::make_unique<caf::actor_system>(cfg);
-    store =
-      spawn_event_store(*sys, std::shared_ptr<event_db>(test::open_node_store(dir)), metrics, {});
     queue_opts.leases.retry_delay_us = 0;
     writer = std::make_unique<caf::scoped_actor>(*sys);
   }
@@ -83,9 +67,6 @@ struct keeper_fixture {
   ~keeper_fixture() {
     stop();
     writer.reset();
-    caf::anon_send_exit(store, caf::exit_reason::user_shutdown);
-    store = nullptr;
-    sys.reset();
   }
 
   /// Writes a one-shot made an hour before `at_s`, due at `at_s`.

@@ -14,8 +14,7 @@
 #include "actors/work/work_queue.hpp"
 #include "messages/error.hpp"
 #include "messages/register.hpp"
-#include "support/node_store.hpp"
-#include "support/temp_dir.hpp"
+#include "support/actor_store.hpp"
 
 using namespace voxos;
 using json = nlohmann::json;
@@ -25,22 +24,12 @@ namespace {
 
 constexpr auto wait = std::chrono::seconds(10);
 
-struct queue_fixture {
-  test::temp_dir dir;
-  node_metrics metrics; // outlives the actor system
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-  event_store_actor store;
+struct queue_fixture : test::actor_store {
   std::unique_ptr<caf::scoped_actor> owner;
   work_queue_actor queue;
   work_queue_options opts;
 
   queue_fixture() {
-    register_types(cfg);
-    cfg.set("scheduler.max-threads", size_t{2});
-    sys = std::make_unique<caf::actor_system>(cfg);
-    store =
-      spawn_event_store(*sys, std::shared_ptr<event_db>(test::open_node_store(dir)), metrics, {});
     opts.leases.lease_us = 300'000;
     opts.leases.retry_delay_us = 0;
     start();
@@ -58,11 +47,8 @@ struct queue_fixture {
 
   ~queue_fixture() {
     caf::anon_send_exit(queue, caf::exit_reason::kill);
-    caf::anon_send_exit(store, caf::exit_reason::user_shutdown);
     owner.reset();
     queue = nullptr;
-    store = nullptr;
-    sys.reset();
   }
 
   template <class... Ts>
