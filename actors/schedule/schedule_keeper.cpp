@@ -244,6 +244,8 @@ void reread(self_pointer self, const std::string& schedule_id, F done) {
         } else if (auto loaded = schedules::from_json(
                      json::parse(found.front().value, nullptr, false), system_time_zones())) {
           book.put(schedule_id, std::move(loaded->second));
+        } else {
+          book.update(schedule_id, [](schedules::record& r) { r.busy = false; });
         }
         done();
       },
@@ -329,6 +331,7 @@ void run_op(self_pointer self, const std::string& op, const json& body, string_p
   const auto* rec = st.book.find(id);
   if (rec == nullptr) {
     promise.deliver(make_error(errc::not_found, "no schedule has this id"));
+    settled(self, id); // (operations that waited on a schedule since deleted)
     return;
   }
   if (rec->busy) {

@@ -185,3 +185,49 @@ TEST_CASE("owner operations on a schedule id the keeper does not hold are not fo
   REQUIRE(err);
   CHECK(code_of(err) == errc::missing_field);
 }
+
+TEST_CASE("owner operations sent together on one schedule are applied one at a time, in order") {
+  keeper_fixture f;
+  auto id = f.one_shot(1, now_s() + 3600);
+  f.start();
+  REQUIRE(f.schedules().size() == 1);
+  auto& w = *f.writer;
+  json body{{"schedule_id", id}};
+  // All four are sent before any answer is read.
+  auto paused = w->request(f.keeper, wait, schedule_atom::value, std::string{"pause"}, body.dump());
+  auto resumed =
+    w->request(f.keeper, wait, schedule_atom::value, std::string{"resume"}, body.dump());
+  auto deleted =
+    w->request(f.keeper, wait, schedule_atom::value, std::string{"delete"}, body.dump());
+  auto again = w->request(f.keeper, wait, schedule_atom::value, std::string{"pause"}, body.dump());
+  auto answer = [](auto& handle) {
+    std::pair<json, caf::error> out;
+    handle.receive([&](std::string& text) { out.first = json::parse(text); },
+                   [&](caf::error& err) { out.second = std::move(err); });
+    return out;
+  };
+  auto [first, first_err] = answer(paused);
+  REQUIRE_MESSAGE(!first_err, message_of(first_err));
+  CHECK(first["state"] == "paused");
+  auto [second, second_err] = answer(resumed);
+  REQUIRE_MESSAGE(!second_err, message_of(second_err));
+  CHECK(second["state"] == "active");
+  auto [third, third_err] = answer(deleted);
+  REQUIRE_MESSAGE(!third_err, message_of(third_err));
+  CHECK(third["deleted"] == id);
+  auto [fourth, fourth_err] = answer(again);
+  REQUIRE(fourth_err);
+  CHECK(code_of(fourth_err) == errc::not_found);
+  // The chat holds them in the same order.
+  std::vector<std::string> states;
+  w->request(f.store, wait, read_atom::value, stream_query{"t_1", work::stream_of("c_1"), 1, 100})
+    .receive(
+      [&](std::vector<event_record>& events) {
+        for (const auto& ev : events)
+          states.push_back(ev.type == "schedule.deleted"
+                             ? std::string{"deleted"}
+                             : json::parse(ev.data)["state"].get<std::string>());
+      },
+      [](caf::error& err) { FAIL(message_of(err)); });
+  CHECK(states == std::vector<std::string>{"active", "paused", "active", "deleted"});
+}
