@@ -3,6 +3,7 @@
 // round (the internal tools' and the node's MCP servers' tests).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <tuple>
 
@@ -17,7 +18,13 @@ struct tool_session {
   std::string token;
   std::string agent_id;
 
-  tool_session() {
+  tool_session() { open_tenant(); }
+  /// A node whose test configuration `tweak` changes first.
+  explicit tool_session(std::function<void(node_config&)> tweak) : node{dir, {}, std::move(tweak)} {
+    open_tenant();
+  }
+
+  void open_tenant() {
     std::tie(tenant_id, token) = node.make_tenant("Acme");
     auto agents = node.call("GET", "/v1/agents", token);
     REQUIRE(agents.status == 200);
