@@ -181,9 +181,10 @@ std::vector<internal_tool> build_registry() {
       "Queue a durable child run for independent multi-step work. Do not use it to reach a "
       "tool that is already available in this run: call a direct tool, or use the run's tool "
       "catalog, for ordinary single-action lookups. Give a scoped task and a context: isolated "
-      "(the child sees only the task) or summary (the child also gets a summary of this "
-      "conversation); optionally name a model from the user's subagent allowlist. The child "
-      "cannot use tools this run lacks and cannot delegate further.";
+      "(the child sees only the task) or summary (the child also gets this conversation's "
+      "recent turns); optionally name a model from the user's subagent allowlist. The child "
+      "cannot use tools this run lacks and cannot delegate further. You get the child's id at "
+      "once; its result arrives as a later turn of this chat.";
     tool.input_schema = object_schema(R"json({
     "task": {"type": "string", "minLength": 1, "maxLength": 4000, "description": "The scoped task, complete enough to run without this conversation."},
     "context": {"type": "string", "enum": ["isolated", "summary"]},

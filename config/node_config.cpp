@@ -633,14 +633,18 @@ status parse_run(const object_reader& in, run_config& out) {
 }
 
 status parse_tools(const object_reader& in, tools_config& out) {
-  VOXOS_RETURN_IF_ERROR(in.allow_only({"pending_candidates", "memories_per_agent", "skills",
-                                       "open_plans_per_agent", "history_context_bytes"}));
+  VOXOS_RETURN_IF_ERROR(
+    in.allow_only({"pending_candidates", "memories_per_agent", "skills", "open_plans_per_agent",
+                   "history_context_bytes", "delegations_per_run", "delegation_summary_bytes"}));
   VOXOS_RETURN_IF_ERROR(in.integer("pending_candidates", 1, 100'000, out.pending_candidates));
   VOXOS_RETURN_IF_ERROR(in.integer("memories_per_agent", 1, 1'000'000, out.memories_per_agent));
   VOXOS_RETURN_IF_ERROR(in.integer("skills", 1, 100'000, out.skills));
   VOXOS_RETURN_IF_ERROR(in.integer("open_plans_per_agent", 1, 100'000, out.open_plans_per_agent));
   VOXOS_RETURN_IF_ERROR(
     in.integer("history_context_bytes", 1024, 1024 * 1024, out.history_context_bytes));
+  VOXOS_RETURN_IF_ERROR(in.integer("delegations_per_run", 1, 1'000, out.delegations_per_run));
+  VOXOS_RETURN_IF_ERROR(
+    in.integer("delegation_summary_bytes", 1024, 64 * 1024, out.delegation_summary_bytes));
   return status::ok();
 }
 
@@ -794,7 +798,9 @@ json to_json(const node_config& cfg) {
                       {"memories_per_agent", cfg.tools.memories_per_agent},
                       {"skills", cfg.tools.skills},
                       {"open_plans_per_agent", cfg.tools.open_plans_per_agent},
-                      {"history_context_bytes", cfg.tools.history_context_bytes}};
+                      {"history_context_bytes", cfg.tools.history_context_bytes},
+                      {"delegations_per_run", cfg.tools.delegations_per_run},
+                      {"delegation_summary_bytes", cfg.tools.delegation_summary_bytes}};
   doc["work"] = json{{"lease_ms", cfg.work.lease_ms},
                      {"max_attempts", cfg.work.max_attempts},
                      {"retry_delay_ms", cfg.work.retry_delay_ms},

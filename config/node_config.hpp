@@ -146,6 +146,11 @@ struct tools_config {
   std::size_t open_plans_per_agent = 200; ///< open task plans of one agent; 1 .. 100,000
   /// Bytes of context read_agent_history returns around one citation; 1 KiB .. 1 MiB.
   std::size_t history_context_bytes = 8 * 1024;
+  /// Child runs one run may queue with delegate_agent_task; 1 .. 1,000.
+  std::size_t delegations_per_run = 16;
+  /// Bytes of the parent chat's recent transcript a `summary` child run
+  /// begins with; 1 KiB .. 64 KiB.
+  std::size_t delegation_summary_bytes = 8 * 1024;
 };
 
 /// Durable work (actors/work/, actors/schedule/): the queue agent hosts lease

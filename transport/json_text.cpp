@@ -10,6 +10,14 @@ bool is_utf8(std::string_view text) {
   return simdjson::validate_utf8(text.data(), text.size());
 }
 
+std::string utf8_prefix(const std::string& text, std::size_t bytes) {
+  if (bytes >= text.size())
+    return text;
+  while (bytes > 0 && (static_cast<unsigned char>(text[bytes]) & 0xC0) == 0x80)
+    --bytes;
+  return text.substr(0, bytes);
+}
+
 void append_json_string(std::string& out, std::string_view text) {
   if (!is_utf8(text)) {
     out += nlohmann::json(std::string{text})

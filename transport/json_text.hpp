@@ -3,6 +3,7 @@
 // output string. Everything else builds JSON with nlohmann.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -10,6 +11,10 @@ namespace voxos {
 
 /// Whether `text` is valid UTF-8 (what a JSON string may hold).
 bool is_utf8(std::string_view text);
+
+/// The longest prefix of `text` of at most `bytes` that ends on a UTF-8
+/// character boundary.
+std::string utf8_prefix(const std::string& text, std::size_t bytes);
 
 /// Appends `text` as a JSON string: quoted; `"`, `\` and control characters
 /// escaped; UTF-8 kept as is. Bytes that are not UTF-8 become U+FFFD (as

@@ -32,6 +32,7 @@
 #include "actors/tenant/server_sign_in.hpp"
 #include "actors/tenant/tenant_events.hpp"
 #include "actors/tenant/tenant_logic.hpp"
+#include "actors/tools/delegation.hpp"
 #include "actors/tools/tool_desk.hpp"
 #include "actors/work/work_queue.hpp"
 #include "config/clock.hpp"
@@ -232,6 +233,7 @@ tool_desk_data_ptr desk_data(const tenant_state& state) {
   auto out = std::make_shared<tool_desk_data>();
   out->contacts = state.contacts;
   out->phones = state.phones;
+  out->subagent_models = state.subagent_models;
   return out;
 }
 
@@ -245,19 +247,22 @@ tool_desk_options desk_options(const tenant_services& services, const std::strin
   out.knowledge.memories_per_agent = cfg.memories_per_agent;
   out.knowledge.skills = cfg.skills;
   out.plans.open_plans_per_agent = cfg.open_plans_per_agent;
+  out.delegation.children_per_run = cfg.delegations_per_run;
+  out.delegation.summary_bytes = cfg.delegation_summary_bytes;
   return out;
 }
 
 /// Applies events that are durable to the state in memory (and empties the
-/// policy index they make stale); tells the tool desk of contact and phone
-/// changes.
+/// policy index they make stale); tells the tool desk of contact, phone and
+/// subagent model changes.
 void apply_durable(self_pointer self, const std::vector<event_draft>& events) {
   self->state.policy.reset();
   bool desk_reads = false;
   for (const auto& ev : events) {
     if (auto applied = tenant_events::apply(ev, self->state.cfg); !applied)
       log::error("tenant", "applying a stored event failed: " + applied.message());
-    desk_reads = desk_reads || ev.type.rfind("contact.", 0) == 0 || ev.type.rfind("phone.", 0) == 0;
+    desk_reads = desk_reads || ev.type.rfind("contact.", 0) == 0 || ev.type.rfind("phone.", 0) == 0
+                 || ev.type.rfind("subagent_models.", 0) == 0;
   }
   if (desk_reads && self->state.desk)
     self->send(self->state.desk, contact_atom::value, desk_data(self->state.cfg.state));
@@ -1138,6 +1143,8 @@ struct run_start {
   bool new_chat = false; ///< the chat starts with this run ("chat.opened" first)
   /// A child run's parent snapshot, which ctx.parent points into.
   std::shared_ptr<const effective_policy> parent;
+  /// A work item's run: what its start answer adds (work_ticket).
+  json ticket = json::object();
 };
 
 /// The refusal of another run when the tenant has run.max_live_runs.
@@ -1179,12 +1186,13 @@ void start_run(self_pointer self, run_start start, effective_policy snapshot,
                 {"channel", to_string(ctx.chan)},
                 {"caller", to_string(snapshot.caller)},
                 {"decisions", audit_decisions(snapshot)}};
-  auto answer = json{{"run_id", ctx.run_id},
-                     {"chat_id", start.chat_id},
-                     {"snapshot", snapshot_json},
-                     {"view", view_json},
-                     {"instructions", start.instructions}}
-                  .dump();
+  auto answer_doc = json{{"run_id", ctx.run_id},
+                         {"chat_id", start.chat_id},
+                         {"snapshot", snapshot_json},
+                         {"view", view_json},
+                         {"instructions", start.instructions}};
+  answer_doc.update(start.ticket);
+  auto answer = answer_doc.dump();
   event_record started{st.tenant_id,
                        run_record.stream,
                        1,
@@ -1262,36 +1270,44 @@ void compose_and_start(self_pointer self, run_start start, string_promise promis
   });
 }
 
+/// What a work item's ticket adds to a run start's answer: the item, and
+/// the parent chat's recent transcript for a `summary` child run ("" else).
+json ticket_of(const work::item& it, const std::string& context_text) {
+  return json{{"item", work::to_json(it)}, {"context_text", context_text}};
+}
+
 /// The answer to a host beginning a work item's run: the run's ticket, as a
 /// run start answers, with the item.
 std::string work_ticket(const tenant_actor_state& st, const work::item& it,
-                        const effective_policy& snapshot) {
+                        const effective_policy& snapshot, const std::string& context_text) {
   auto view = compose_view(snapshot, st.cfg.state, st.view_opts, kind_of(snapshot.chan));
-  return json{{"run_id", it.run_id},
-              {"chat_id", it.chat_id},
-              {"snapshot", tenant_events::to_json(snapshot)},
-              {"view", view_to_json(view)},
-              {"instructions", ""},
-              {"item", work::to_json(it)}}
-    .dump();
+  auto ticket = json{{"run_id", it.run_id},
+                     {"chat_id", it.chat_id},
+                     {"snapshot", tenant_events::to_json(snapshot)},
+                     {"view", view_to_json(view)},
+                     {"instructions", ""}};
+  ticket.update(ticket_of(it, context_text));
+  return ticket.dump();
 }
 
 /// Starts the run of a work item whose lease the host holds, under the
 /// item's fixed run id; for an item delivered again, resumes it instead: its
 /// live actor if it has one, else a new actor over its persisted snapshot.
-void begin_work(self_pointer self, work::item it, string_promise promise) {
+void begin_work(self_pointer self, work::item it, std::string context_text,
+                string_promise promise) {
   auto& st = self->state;
   if (st.live_runs->count(it.run_id) != 0) {
-    with_snapshot(self, it.run_id, promise,
-                  [self, it](const effective_policy& snapshot, string_promise promise) {
-                    promise.deliver(work_ticket(self->state, it, snapshot));
-                  });
+    with_snapshot(
+      self, it.run_id, promise,
+      [self, it, context_text](const effective_policy& snapshot, string_promise promise) {
+        promise.deliver(work_ticket(self->state, it, snapshot, context_text));
+      });
     return;
   }
   stream_query q{st.tenant_id, "run." + it.run_id, 1, 1};
   self->request(st.store, store_timeout, read_atom::value, q)
     .then(
-      [self, it, promise](std::vector<event_record>& head) mutable {
+      [self, it, context_text, promise](std::vector<event_record>& head) mutable {
         auto& st = self->state;
         if (!head.empty()) {
           // Delivered again: the run keeps the snapshot it started with.
@@ -1307,7 +1323,7 @@ void begin_work(self_pointer self, work::item it, string_promise promise) {
             promise.deliver(to_error(started));
             return;
           }
-          promise.deliver(work_ticket(st, it, *snapshot));
+          promise.deliver(work_ticket(st, it, *snapshot, context_text));
           return;
         }
         bool agent_known =
@@ -1322,6 +1338,7 @@ void begin_work(self_pointer self, work::item it, string_promise promise) {
         start.ctx.agent_id = it.agent_id;
         start.ctx.chan = it.k == work::kind::child_run ? channel::subagent : channel::scheduled_run;
         start.chat_id = it.chat_id;
+        start.ticket = ticket_of(it, context_text);
         if (it.k != work::kind::child_run) {
           compose_and_start(self, std::move(start), promise);
           return;
@@ -1338,6 +1355,41 @@ void begin_work(self_pointer self, work::item it, string_promise promise) {
       [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
 }
 
+/// Begins a work item's run (begin_work): a `summary` child run first gets
+/// its parent chat's recent transcript (actors/tools/delegation.hpp), read
+/// from the chat's newest events.
+void begin_with_context(self_pointer self, work::item it, string_promise promise) {
+  auto& st = self->state;
+  if (it.k != work::kind::child_run || it.context != "summary") {
+    begin_work(self, std::move(it), "", promise);
+    return;
+  }
+  stream_query q{st.tenant_id, work::stream_of(it.chat_id), stream_query::newest,
+                 delegation::summary_events};
+  self->request(st.store, store_timeout, read_atom::value, q)
+    .then(
+      [self, it, promise](std::vector<event_record>& events) mutable {
+        auto text =
+          delegation::summary_text(events, self->state.services.tools.delegation_summary_bytes);
+        begin_work(self, std::move(it), std::move(text), promise);
+      },
+      [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+}
+
+/// The owner's subagent model allowlist (delegate_agent_task): "get", or
+/// "set" replacing it whole (a refusal is audited and stores nothing).
+caf::result<std::string> subagent_models_op(self_pointer self, const std::string& op,
+                                            const std::string& body) {
+  if (op == "subagent_models.get")
+    return tenant_events::to_json(self->state.cfg.state.subagent_models).dump();
+  auto events = tenant_logic::set_subagent_models(json::parse(body, nullptr, false));
+  if (!events)
+    return refuse(self, events.error(), {{"op", "set_subagent_models"}});
+  return commit(self, std::move(*events), [self] {
+    return tenant_events::to_json(self->state.cfg.state.subagent_models).dump();
+  });
+}
+
 /// An agent host's work operation (tenant.hpp): "begin" checks the lease
 /// with the queue, then starts or resumes the run; "complete" feeds the
 /// recorded answer to the history and ends the run; the rest is the queue's.
@@ -1350,6 +1402,8 @@ caf::result<std::string> work_op(self_pointer self, const std::string& op,
   if (op == "schedules.list" || op == "schedules.pause" || op == "schedules.resume"
       || op == "schedules.delete")
     return self->delegate(st.schedules, schedule_atom::value, op.substr(10), body);
+  if (op == "subagent_models.get" || op == "subagent_models.set")
+    return subagent_models_op(self, op, body);
   if (op != "begin" && op != "heartbeat" && op != "complete" && op != "fail")
     return make_error(errc::not_found, "unknown work operation");
   auto promise = self->make_response_promise<std::string>();
@@ -1379,7 +1433,7 @@ caf::result<std::string> work_op(self_pointer self, const std::string& op,
             promise.deliver(to_error(it.error()));
             return;
           }
-          begin_work(self, std::move(*it), promise);
+          begin_with_context(self, std::move(*it), promise);
         },
         refused);
     return promise;
@@ -1660,8 +1714,9 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
                                 keeper_options(self->state.services.work));
         auto desk_opts = desk_options(self->state.services, self->state.tenant_id);
         desk_opts.schedules = self->state.schedules;
-        self->state.desk = spawn_tool_desk(self, self->state.tenant_id, self->state.store,
-                                           desk_data(self->state.cfg.state), std::move(desk_opts));
+        self->state.desk =
+          spawn_tool_desk(self, self->state.tenant_id, self->state.store, self->state.queue,
+                          desk_data(self->state.cfg.state), std::move(desk_opts));
         // The Exa migration, still to come, respects an Exa record the
         // owner deleted: only the config stream remembers one.
         if (tenant_logic::exa_migration_pending(self->state.cfg))

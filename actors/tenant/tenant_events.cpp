@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string_view>
 #include <type_traits>
@@ -120,6 +121,8 @@ enum class rule : uint8_t {
   tenant,             ///< a tenant id other than "_node"
   e164,               ///< '+' and 8 to 15 digits
   https_origin,       ///< https://host[:port]
+  provider,           ///< a subagent model provider's name
+  model,              ///< a subagent model id
 };
 
 bool lower_or_digit(char c) noexcept {
@@ -144,6 +147,12 @@ bool migration_char(char c) noexcept {
 }
 bool digit(char c) noexcept {
   return c >= '0' && c <= '9';
+}
+bool provider_char(char c) noexcept {
+  return lower_or_digit(c) || c == '_' || c == '.' || c == '-';
+}
+bool model_char(char c) noexcept {
+  return provider_char(c) || (c >= 'A' && c <= 'Z') || c == ':' || c == '/' || c == '@';
 }
 bool origin_char(char c) noexcept {
   auto byte = static_cast<unsigned char>(c);
@@ -194,6 +203,10 @@ bool matches(rule r, std::string_view s) noexcept {
     return s.size() > scheme.size() && s.substr(0, scheme.size()) == scheme
            && all_chars(s.substr(scheme.size()), 255, origin_char);
   }
+  case rule::provider:
+    return all_chars(s, 128, provider_char);
+  case rule::model:
+    return all_chars(s, 128, model_char);
   }
   return false;
 }
@@ -226,6 +239,10 @@ std::string_view describe(rule r) noexcept {
     return "E.164 ('+' and 8 to 15 digits)";
   case rule::https_origin:
     return "an https origin";
+  case rule::provider:
+    return "1-128 characters of [a-z0-9_.-]";
+  case rule::model:
+    return "1-128 characters of [A-Za-z0-9_.:/@-]";
   }
   return "valid";
 }
@@ -572,6 +589,56 @@ result<browser_profile> decode_profile(const json& x, const std::string& path) {
   return r.finish(std::move(out));
 }
 
+using provider_models = std::map<std::string, std::vector<std::string>>;
+
+/// {"<provider>": ["<model>", ...]} within the allowlist's bounds. Paths
+/// name a provider only once its name passed its rule.
+result<provider_models> decode_providers(const json& x, const std::string& path) {
+  auto refuse = [](errc code, std::string message) -> result<provider_models> {
+    return status::error(code, std::move(message));
+  };
+  if (!x.is_object())
+    return refuse(errc::wrong_type, path + ": expected an object");
+  if (x.size() > max_subagent_providers)
+    return refuse(errc::out_of_range,
+                  path + ": at most " + std::to_string(max_subagent_providers) + " providers");
+  provider_models out;
+  for (const auto& [name, models] : x.items()) {
+    if (!matches(rule::provider, name))
+      return refuse(errc::out_of_range,
+                    path + ": a provider name must be " + std::string{describe(rule::provider)});
+    auto list_path = path + "." + name;
+    if (!models.is_array())
+      return refuse(errc::wrong_type, list_path + ": expected an array");
+    if (models.empty() || models.size() > max_subagent_models)
+      return refuse(errc::out_of_range, list_path + ": expected 1 to "
+                                          + std::to_string(max_subagent_models) + " models");
+    std::vector<std::string> list;
+    for (std::size_t model_idx = 0; model_idx < models.size(); ++model_idx) {
+      const auto& model = models[model_idx];
+      auto item_path = list_path + "[" + std::to_string(model_idx) + "]";
+      if (!model.is_string())
+        return refuse(errc::wrong_type, item_path + ": expected a string");
+      const auto& id = model.get_ref<const std::string&>();
+      if (!matches(rule::model, id))
+        return refuse(errc::out_of_range,
+                      item_path + ": expected " + std::string{describe(rule::model)});
+      if (std::find(list.begin(), list.end(), id) != list.end())
+        return refuse(errc::out_of_range, item_path + ": a duplicate of an earlier model");
+      list.push_back(id);
+    }
+    out.emplace(name, std::move(list));
+  }
+  return out;
+}
+
+result<subagent_allowlist> decode_allowlist(const json& x, const std::string& path) {
+  reader r{x, path, {"providers"}};
+  subagent_allowlist out;
+  r.object("providers", out.providers, decode_providers);
+  return r.finish(std::move(out));
+}
+
 // -- the effective policy ----------------------------------------------------------------
 
 json tool_json(const snapshot_tool& x) {
@@ -657,8 +724,9 @@ struct migration_marker {
 };
 
 /// What one projection entry holds.
-using entity = std::variant<agent_record, mcp_server_record, tool_grant, action_route,
-                            contact_record, phone_integration, browser_profile, migration_marker>;
+using entity =
+  std::variant<agent_record, mcp_server_record, tool_grant, action_route, contact_record,
+               phone_integration, browser_profile, subagent_allowlist, migration_marker>;
 
 // Keys below "<tenant>/cfg/".
 std::string key_of(const agent_record& x) {
@@ -683,6 +751,9 @@ std::string key_of(const phone_integration& x) {
 }
 std::string key_of(const browser_profile& x) {
   return "profile/" + x.handle;
+}
+std::string key_of(const subagent_allowlist&) {
+  return "subagent_models";
 }
 std::string key_of(const migration_marker& x) {
   return "migration/" + x.name;
@@ -724,6 +795,8 @@ result<entity> decode_entry(const std::string& key, const json& value) {
       return wrap(decode_phone(value, kind));
     if (kind == "profile")
       return wrap(decode_profile(value, kind));
+    if (kind == "subagent_models")
+      return wrap(decode_allowlist(value, kind));
     if (kind == "migration") {
       reader r{value, kind, {"name"}};
       migration_marker out;
@@ -780,6 +853,8 @@ void put(entity&& x, loaded_tenant& into) {
         upsert_keyed(state.phones, std::move(e));
       else if constexpr (std::is_same_v<T, browser_profile>)
         upsert_keyed(state.profiles, std::move(e));
+      else if constexpr (std::is_same_v<T, subagent_allowlist>)
+        state.subagent_models = std::move(e);
       else
         into.migrations.insert(std::move(e.name));
     },
@@ -887,6 +962,8 @@ result<change> decode_event(const std::string& tenant_id, const std::string& typ
     return put_change(wrapped<browser_profile>(data, "profile", decode_profile));
   if (type == "profile.deleted")
     return delete_change(data, "handle", rule::id, "profile");
+  if (type == "subagent_models.set")
+    return put_change(wrapped<subagent_allowlist>(data, "allowlist", decode_allowlist));
   if (type == "migration.applied") {
     reader r{data, "", {"name"}};
     migration_marker out;
@@ -972,6 +1049,10 @@ event_draft profile_upserted(const browser_profile& x) {
 
 event_draft profile_deleted(const std::string& handle) {
   return draft("profile.deleted", json{{"handle", handle}});
+}
+
+event_draft subagent_models_set(const subagent_allowlist& x) {
+  return draft("subagent_models.set", json{{"allowlist", to_json(x)}});
 }
 
 event_draft migration_applied(const std::string& name) {
@@ -1122,6 +1203,13 @@ nlohmann::json to_json(const browser_profile& x) {
     {"agent_ids", x.agent_ids}, {"server_id", x.server_id}, {"tool", x.tool}};
 }
 
+nlohmann::json to_json(const subagent_allowlist& x) {
+  auto providers = json::object();
+  for (const auto& [name, models] : x.providers)
+    providers[name] = models;
+  return json{{"providers", std::move(providers)}};
+}
+
 nlohmann::json to_json(const effective_policy& x) {
   auto tools = json::array();
   for (const auto& t : x.tools)
@@ -1174,6 +1262,10 @@ result<phone_integration> phone_from_json(const nlohmann::json& x) {
 
 result<browser_profile> profile_from_json(const nlohmann::json& x) {
   return decode_profile(x, "");
+}
+
+result<subagent_allowlist> subagent_allowlist_from_json(const nlohmann::json& x) {
+  return decode_allowlist(x, "");
 }
 
 result<effective_policy> policy_from_json(const nlohmann::json& x) {

@@ -16,10 +16,12 @@
 //   phone.deleted      {"integration_id"}
 //   profile.upserted   {"profile": browser_profile}
 //   profile.deleted    {"handle"}
+//   subagent_models.set {"allowlist": subagent_allowlist}  (replaces it whole)
 //   migration.applied  {"name"}
 // Projection keys (state column family), all under "<tenant>/cfg/":
 //   agent/<agent_id>, server/<server_id>, grant/<agent_id>/<server_id or "-">/<tool>,
-//   route/<agent_id>/<action>, contact/<id>, phone/<id>, profile/<handle>, migration/<name>
+//   route/<agent_id>/<action>, contact/<id>, phone/<id>, profile/<handle>, subagent_models,
+//   migration/<name>
 #pragma once
 
 #include <set>
@@ -39,6 +41,10 @@ namespace voxos::tenant_events {
 
 inline constexpr const char* stream = "config";
 
+/// The subagent model allowlist's bounds (tenant_model.hpp).
+inline constexpr std::size_t max_subagent_providers = 16;
+inline constexpr std::size_t max_subagent_models = 64;
+
 /// "<tenant>/cfg/": the prefix to scan when loading a tenant.
 std::string state_prefix(const std::string& tenant_id);
 
@@ -57,6 +63,7 @@ event_draft phone_upserted(const phone_integration& x);
 event_draft phone_deleted(const std::string& integration_id);
 event_draft profile_upserted(const browser_profile& x);
 event_draft profile_deleted(const std::string& handle);
+event_draft subagent_models_set(const subagent_allowlist& x);
 event_draft migration_applied(const std::string& name);
 
 /// The projector for event_db_options: handles (<tenant>, "config") events of
@@ -84,6 +91,8 @@ nlohmann::json to_json(const action_route& x);
 nlohmann::json to_json(const contact_record& x);
 nlohmann::json to_json(const phone_integration& x);
 nlohmann::json to_json(const browser_profile& x);
+/// {"providers": {"<provider>": ["<model>", ...]}}
+nlohmann::json to_json(const subagent_allowlist& x);
 nlohmann::json to_json(const effective_policy& x);
 
 result<agent_record> agent_from_json(const nlohmann::json& x);
@@ -93,6 +102,10 @@ result<action_route> route_from_json(const nlohmann::json& x);
 result<contact_record> contact_from_json(const nlohmann::json& x);
 result<phone_integration> phone_from_json(const nlohmann::json& x);
 result<browser_profile> profile_from_json(const nlohmann::json& x);
+/// Strict: only "providers", within the bounds and charsets of
+/// tenant_model.hpp; errors name the path ("providers.openai[2]") and the
+/// constraint, never a rejected name or model.
+result<subagent_allowlist> subagent_allowlist_from_json(const nlohmann::json& x);
 result<effective_policy> policy_from_json(const nlohmann::json& x);
 
 } // namespace voxos::tenant_events

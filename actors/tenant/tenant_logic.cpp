@@ -294,6 +294,13 @@ result<std::vector<event_draft>> upsert_profile(const loaded_tenant& t,
   return std::vector<event_draft>{tenant_events::profile_upserted(profile)};
 }
 
+result<std::vector<event_draft>> set_subagent_models(const nlohmann::json& body) {
+  auto allowlist = tenant_events::subagent_allowlist_from_json(body);
+  if (!allowlist)
+    return allowlist.error();
+  return std::vector<event_draft>{tenant_events::subagent_models_set(*allowlist)};
+}
+
 result<std::vector<event_draft>> patch_server(const loaded_tenant& t, const std::string& server_id,
                                               const server_patch& patch) {
   auto found = t.state.servers.find(server_id);

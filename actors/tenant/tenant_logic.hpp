@@ -85,6 +85,12 @@ result<std::vector<event_draft>> upsert_contact(const tenant_events::loaded_tena
 result<std::vector<event_draft>> upsert_profile(const tenant_events::loaded_tenant& t,
                                                 const browser_profile& profile);
 
+/// Replaces the owner's subagent model allowlist with `body`
+/// ({"providers": {...}}, tenant_model.hpp); an empty one clears it.
+/// Errors (wrong_type, out_of_range, unknown_field, missing_field) name the
+/// path and the constraint, never a rejected name or model.
+result<std::vector<event_draft>> set_subagent_models(const nlohmann::json& body);
+
 /// Changes a server's enabled / trusted flags and allowlist. Enabling a
 /// disabled server clears `connected`: it goes through the normal
 /// test-and-grant flow again. Allowlisted tools must be known to the server

@@ -1,5 +1,6 @@
 // A tenant's state as the policy sees it: agents, MCP server records, grants,
-// action routes, contacts, phone integrations and browser profiles. CAF-free
+// action routes, contacts, phone integrations and browser profiles (and the
+// subagent model allowlist its tools read). CAF-free
 // plain data; the tenant actor keeps it current from its events.
 #pragma once
 
@@ -111,6 +112,18 @@ struct browser_profile {
   std::string tool;      ///< the hosted provider tool it needs granted, or empty
 };
 
+/// The owner's provider-specific subagent model allowlist: the models a
+/// delegate_agent_task call may name, by provider (actors/tools/delegation.hpp).
+/// Replaced whole by the owner. Bounds (checked wherever it is decoded,
+/// tenant_events.hpp): at most 16 providers, each with 1 to 64 models, no
+/// model twice under one provider; provider names 1-128 characters of
+/// [a-z0-9_.-], model ids 1-128 of [A-Za-z0-9_.:/@-]. One model id may be
+/// listed under two providers (a delegation naming it is then refused as
+/// ambiguous: the model cannot name a provider).
+struct subagent_allowlist {
+  std::map<std::string, std::vector<std::string>> providers;
+};
+
 struct tenant_state {
   std::string tenant_id;
   std::vector<agent_record> agents;
@@ -120,6 +133,7 @@ struct tenant_state {
   std::vector<contact_record> contacts;
   std::vector<phone_integration> phones;
   std::vector<browser_profile> profiles;
+  subagent_allowlist subagent_models;
 };
 
 } // namespace voxos

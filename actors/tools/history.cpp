@@ -11,6 +11,7 @@
 #include <simdjson.h>
 
 #include "storage/event_db.hpp"
+#include "transport/json_text.hpp"
 
 namespace voxos {
 
@@ -64,16 +65,6 @@ std::string spaced(std::string_view name) {
 std::string with_words(std::string_view name) {
   auto words = spaced(name);
   return words == name ? words : std::string{name} + " (" + words + ")";
-}
-
-/// The longest prefix of `text` of at most `bytes` that ends on a
-/// character boundary.
-std::string utf8_prefix(const std::string& text, std::size_t bytes) {
-  if (bytes >= text.size())
-    return text;
-  while (bytes > 0 && (static_cast<uint8_t>(text[bytes]) & 0xC0) == 0x80)
-    --bytes;
-  return text.substr(0, bytes);
 }
 
 std::size_t json_bytes(const json& value) {

@@ -39,6 +39,7 @@ struct tool_desk_state {
   static inline const char* name = "tool_desk";
   std::string tenant_id;
   event_store_actor store;
+  work_queue_actor queue;
   tool_desk_data_ptr data;
   tool_desk_options limits;
   std::unique_ptr<history_index> history;
@@ -48,6 +49,8 @@ struct tool_desk_state {
   /// it: the desk is their only writer, and a write that may have landed
   /// unseen is never repeated over a state that does not know it).
   std::map<std::string, uint64_t> next_seq;
+  /// Children each run queued with delegate_agent_task.
+  delegation::child_counts children;
 };
 
 using self_pointer = tool_desk_actor::stateful_pointer<tool_desk_state>;
@@ -255,6 +258,35 @@ caf::result<std::string> create_schedule(self_pointer self, const tool_context& 
         log::warn("tool_desk", "a schedule was not stored: " + message_of(err));
         promise.deliver(to_call_result(tool_outcome::error(
           "unavailable", "the schedule was not stored; nothing was scheduled. Try again later.")));
+        });
+  return promise;
+}
+
+/// delegate_agent_task (delegation.hpp): the child's item enqueued with the
+/// tenant's queue, awaited (no other call is served meanwhile, so a run's
+/// bound holds), then the model's answer.
+caf::result<std::string> delegate_task(self_pointer self, const tool_context& ctx,
+                                       const json& args) {
+  auto& st = self->state;
+  auto planned = delegation::plan_child(st.data->subagent_models, ctx, args,
+                                        st.children.of(ctx.run_id), st.limits.delegation);
+  if (planned.refused())
+    return to_call_result(planned.refusal);
+  auto promise = self->make_response_promise<std::string>();
+  self
+    ->request(st.queue, store_timeout, enqueue_atom::value, work::to_json(planned.child).dump(),
+              std::vector<event_draft>{})
+    .await(
+      [self, promise, child = planned.child](const std::string&) mutable {
+        self->state.children.add(child.parent_run_id);
+        promise.deliver(to_call_result(delegation::queued(child)));
+      },
+      [promise](caf::error& err) mutable {
+        if (code_of(err) == errc::out_of_range) {
+          promise.deliver(to_call_result(tool_outcome::error("queue_full", message_of(err))));
+          return;
+        }
+        promise.deliver(std::move(err));
       });
   return promise;
 }
@@ -397,11 +429,12 @@ caf::result<std::string> owner_op(self_pointer self, const std::string& op, cons
 }
 
 tool_desk_actor::behavior_type desk_behavior(self_pointer self, std::string tenant_id,
-                                             event_store_actor store, tool_desk_data_ptr data,
-                                             tool_desk_options limits) {
+                                             event_store_actor store, work_queue_actor queue,
+                                             tool_desk_data_ptr data, tool_desk_options limits) {
   auto& st = self->state;
   st.tenant_id = std::move(tenant_id);
   st.store = std::move(store);
+  st.queue = std::move(queue);
   st.data = data ? std::move(data) : std::make_shared<const tool_desk_data>();
   st.limits = limits;
   auto index = history_index::open(st.tenant_id, limits.history);
@@ -436,6 +469,8 @@ tool_desk_actor::behavior_type desk_behavior(self_pointer self, std::string tena
         ctx.now_us = wall_clock_us();
       if (integration_id.empty() && name == internal_names::create_agent_schedule)
         return create_schedule(self, ctx, args);
+      if (integration_id.empty() && name == internal_names::delegate_agent_task)
+        return delegate_task(self, ctx, args);
       return settle(self, run_tool(self->state, ctx, integration_id, name, args));
     },
     [self](contact_atom, tool_desk_data_ptr& data) {
@@ -469,10 +504,10 @@ tool_desk_actor::behavior_type desk_behavior(self_pointer self, std::string tena
 } // namespace
 
 tool_desk_actor spawn_tool_desk(caf::local_actor* tenant, std::string tenant_id,
-                                event_store_actor store, tool_desk_data_ptr data,
-                                tool_desk_options limits) {
+                                event_store_actor store, work_queue_actor queue,
+                                tool_desk_data_ptr data, tool_desk_options limits) {
   return tenant->spawn<caf::linked>(desk_behavior, std::move(tenant_id), std::move(store),
-                                    std::move(data), limits);
+                                    std::move(queue), std::move(data), limits);
 }
 
 } // namespace voxos

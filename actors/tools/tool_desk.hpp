@@ -18,6 +18,13 @@
 // a refused call stores nothing. Calls are served one at a time in arrival
 // order, so two writes never race on one state.
 //
+// delegate_agent_task (delegation.hpp) writes nothing of the desk's: the
+// child's item is enqueued with the tenant's work queue, whose handle the
+// desk is given, awaited, and only then is the child's id answered (a full
+// queue, work.max_pending, is the tool error `queue_full`; any other failure
+// of the queue fails the call, and it may have landed). The desk counts the
+// children each run queued (tools.delegations_per_run).
+//
 // The owner's side (review of candidates, consent, listings, example skill
 // installs) and the node's own MCP servers reach the same state through
 // `(knowledge_atom, op, body)`.
@@ -39,19 +46,22 @@
 #include "actors/event_store/event_store.hpp"
 #include "actors/schedule/schedule_keeper.hpp"
 #include "actors/tenant/tenant_model.hpp"
+#include "actors/tools/delegation.hpp"
 #include "actors/tools/history.hpp"
 #include "actors/tools/knowledge.hpp"
 #include "actors/tools/plans.hpp"
 #include "actors/tools/tool_context.hpp"
+#include "actors/work/work_queue.hpp"
 #include "messages/atoms.hpp"
 
 namespace voxos {
 
-/// What the tenant hands its desk: its contacts and phone integrations as
-/// they are now (replaced whole on every change).
+/// What the tenant hands its desk: its contacts, phone integrations and
+/// subagent model allowlist as they are now (replaced whole on every change).
 struct tool_desk_data {
   std::vector<contact_record> contacts;
   std::vector<phone_integration> phones;
+  subagent_allowlist subagent_models;
 };
 using tool_desk_data_ptr = std::shared_ptr<const tool_desk_data>;
 
@@ -64,6 +74,7 @@ struct tool_desk_options {
   /// The tenant's schedule keeper: create_agent_schedule is forwarded to it
   /// (a desk without one answers not_executable).
   schedule_keeper_actor schedules;
+  delegation::limits delegation;
 };
 
 using tool_desk_actor = caf::typed_actor<
@@ -71,7 +82,7 @@ using tool_desk_actor = caf::typed_actor<
   // the integration id for a place-call tool ("" otherwise), and the
   // tools/call params {"name","arguments"}; answers the CallToolResult text.
   caf::replies_to<tool_atom, tool_context, std::string, std::string>::with<std::string>,
-  // The tenant's contacts and phones changed.
+  // The tenant's contacts, phones or subagent model allowlist changed.
   caf::reacts_to<contact_atom, tool_desk_data_ptr>,
   // An event just made durable that the history indexes (a chat turn, a
   // run's start or end, a tool round); others are passed over.
@@ -82,9 +93,10 @@ using tool_desk_actor = caf::typed_actor<
   // {"memories","skills","candidates","pending","plans"} for operators and tests.
   caf::replies_to<health_atom>::with<std::string>>;
 
+/// `queue`: the tenant's work queue, where delegate_agent_task enqueues.
 tool_desk_actor spawn_tool_desk(caf::local_actor* tenant, std::string tenant_id,
-                                event_store_actor store, tool_desk_data_ptr data,
-                                tool_desk_options options);
+                                event_store_actor store, work_queue_actor queue,
+                                tool_desk_data_ptr data, tool_desk_options options);
 
 } // namespace voxos
 

@@ -3,6 +3,7 @@
 // round (the internal tools' and the node's MCP servers' tests).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <tuple>
 
@@ -18,8 +19,12 @@ struct tool_session {
   std::string agent_id;
 
   tool_session() : tool_session(nullptr) {}
-  /// With `tweak` applied to the node's configuration before it starts.
+  /// A node whose test configuration `tweak` changes first.
   explicit tool_session(std::function<void(node_config&)> tweak) : node{dir, {}, std::move(tweak)} {
+    open_tenant();
+  }
+
+  void open_tenant() {
     std::tie(tenant_id, token) = node.make_tenant("Acme");
     auto agents = node.call("GET", "/v1/agents", token);
     REQUIRE(agents.status == 200);

@@ -355,12 +355,26 @@ TEST_CASE("create_agent_schedule is available only in an interactive authenticat
   grant(t, default_agent, "", "create_agent_schedule");
   auto parent = compose(t);
   CHECK(has_internal(parent, "create_agent_schedule"));
-  for (auto c :
-       {channel::in_app_voice, channel::phone_call, channel::sms, channel::whatsapp,
-        channel::scheduled_run, channel::webhook, channel::manual_worker_run, channel::subagent}) {
+  for (auto c : {channel::in_app_voice, channel::phone_call, channel::sms, channel::whatsapp}) {
     CAPTURE(to_string(c));
     auto p = compose(t, c, default_agent, "", &parent);
     CHECK_FALSE(has_internal(p, "create_agent_schedule"));
+  }
+}
+
+TEST_CASE("scheduled runs webhooks manual worker runs and subagents cannot use "
+          "create_agent_schedule") {
+  auto t = base_tenant();
+  grant(t, default_agent, "", "create_agent_schedule");
+  // (a parent that holds it: a child still does not get it)
+  auto parent = compose(t);
+  REQUIRE(has_internal(parent, "create_agent_schedule"));
+  for (auto c :
+       {channel::scheduled_run, channel::webhook, channel::manual_worker_run, channel::subagent}) {
+    CAPTURE(to_string(c));
+    auto p = compose(t, c, default_agent, "", &parent);
+    CHECK_FALSE(has_internal(p, "create_agent_schedule"));
+    CHECK(why(p, "", "create_agent_schedule") == reason::text_chat_only);
   }
 }
 
@@ -468,20 +482,37 @@ TEST_CASE("contact results on messaging media carry number endings only") {
   CHECK(compose(t).contacts == contact_detail::full_numbers);
 }
 
-TEST_CASE("a child run does not inherit delegate_agent_task and cannot expand the parent's tools") {
+TEST_CASE("a child run never inherits delegate_agent_task") {
   auto t = base_tenant();
   grant(t, default_agent, "", "delegate_agent_task");
+  grant(t, other_agent, "", "delegate_agent_task");
+  // Both the parent and the child's agent hold it: the child still does not.
+  auto parent = compose(t);
+  REQUIRE(has_internal(parent, "delegate_agent_task"));
+  for (auto agent : {default_agent, other_agent}) {
+    CAPTURE(agent);
+    auto child = compose(t, channel::subagent, agent, "", &parent);
+    CHECK_FALSE(has_internal(child, "delegate_agent_task"));
+    CHECK(why(child, "", "delegate_agent_task") == reason::not_inherited);
+    // A grandchild composed from the child has nothing to inherit either.
+    auto grandchild = compose(t, channel::subagent, agent, "", &child);
+    CHECK_FALSE(has_internal(grandchild, "delegate_agent_task"));
+  }
+}
+
+TEST_CASE("a child run never gets a tool its parent lacks") {
+  auto t = base_tenant();
   grant(t, default_agent, "s_exa", "web_fetch_exa", grant_decision::deny);
   auto parent = compose(t);
   // The child's agent has more than the parent: it still gets no more.
   grant(t, other_agent, "", "create_agent_memory");
-  grant(t, other_agent, "", "delegate_agent_task");
   auto child = compose(t, channel::subagent, other_agent, "", &parent);
-  CHECK_FALSE(has_internal(child, "delegate_agent_task"));
-  CHECK(why(child, "", "delegate_agent_task") == reason::not_inherited);
   CHECK_FALSE(has(child, "s_exa", "web_fetch_exa"));
   CHECK(why(child, "s_exa", "web_fetch_exa") == reason::parent_not_granted);
   CHECK_FALSE(has_internal(child, "create_agent_memory"));
+  CHECK(why(child, "", "create_agent_memory") == reason::parent_not_granted);
+  // What both have, the child keeps.
+  CHECK(has(child, "s_exa", "web_search_exa"));
   for (const auto& tool : child.tools)
     CHECK(parent.find(tool.server_id(), tool.name()) != nullptr);
   // No parent snapshot, no tools.
@@ -497,12 +528,16 @@ TEST_CASE("saved browser profiles are offered only to web chat and in-app voice 
   CHECK(compose(t).profiles.size() == 1);
   CHECK(compose(t, channel::in_app_voice).profiles.size() == 1);
   CHECK(compose(t, channel::owner_text_chat, other_agent).profiles.empty());
-  auto parent = compose(t);
-  for (auto c : {channel::phone_call, channel::sms, channel::subagent, channel::scheduled_run})
-    CHECK(compose(t, c, default_agent, "+15550000001", &parent).profiles.empty());
+  for (auto c : {channel::phone_call, channel::sms, channel::scheduled_run, channel::webhook,
+                 channel::manual_worker_run})
+    CHECK(compose(t, c, default_agent, "+15550000001").profiles.empty());
 }
 
-TEST_CASE("a hosted browser profile needs its underlying MCP grant") {
+namespace {
+
+/// A Browserless server and a hosted profile of the default agent on it
+/// (its underlying tool not granted yet).
+tenant_state hosted_profile_tenant() {
   auto t = base_tenant();
   t.servers.emplace("s_bl",
                     server_from_preset("s_bl", preset_ids::browserless, {"browserless_agent"}));
@@ -512,6 +547,24 @@ TEST_CASE("a hosted browser profile needs its underlying MCP grant") {
                         {default_agent},
                         "s_bl",
                         "browserless_agent"});
+  return t;
+}
+
+} // namespace
+
+TEST_CASE("a subagent gets no saved-profile browser authority even from a parent that has it") {
+  auto t = hosted_profile_tenant();
+  grant(t, default_agent, "s_bl", "browserless_agent");
+  t.profiles.push_back(
+    {"bp_local", "Work mail", "https://mail.example.com", {default_agent}, "", ""});
+  auto parent = compose(t);
+  REQUIRE(parent.profiles.size() == 2);
+  auto child = compose(t, channel::subagent, default_agent, "", &parent);
+  CHECK(child.profiles.empty());
+}
+
+TEST_CASE("a hosted browser profile needs its underlying MCP grant") {
+  auto t = hosted_profile_tenant();
   CHECK(compose(t).profiles.empty());
   grant(t, default_agent, "s_bl", "browserless_agent");
   auto p = compose(t);

@@ -98,6 +98,13 @@ std::string show(const browser_profile& x) {
          + q(x.server_id) + q(x.tool) + "}";
 }
 
+std::string show(const subagent_allowlist& x) {
+  std::string out = "subagent_models{";
+  for (const auto& [provider, models] : x.providers)
+    out += q(provider) + show(models);
+  return out + "}";
+}
+
 template <class T>
 std::string show_all(const std::vector<T>& xs) {
   std::string out;
@@ -111,7 +118,8 @@ std::string show(const te::loaded_tenant& x) {
   for (const auto& [id, server] : x.state.servers)
     out += q(id) + "=" + show(server) + "\n";
   out += show_all(x.state.grants) + show_all(x.state.routes) + show_all(x.state.contacts)
-         + show_all(x.state.phones) + show_all(x.state.profiles) + "migrations";
+         + show_all(x.state.phones) + show_all(x.state.profiles) + show(x.state.subagent_models)
+         + "\nmigrations";
   for (const auto& name : x.migrations)
     out += " " + q(name);
   return out;
@@ -193,6 +201,13 @@ browser_profile sample_profile() {
           {"a_1", "a_2"}, "s_bl", "browserless_do"};
 }
 
+subagent_allowlist sample_allowlist() {
+  subagent_allowlist out;
+  out.providers["openai"] = {"gpt-4o-mini", "gpt-4o"};
+  out.providers["x.ai"] = {"vendor/model:v1@2024", "gpt-4o"};
+  return out;
+}
+
 // -- helpers ---------------------------------------------------------------------------
 
 json reparse(const json& x) {
@@ -240,11 +255,17 @@ status error_of(const result<T>& r) {
 
 /// Every event builder once, with a state that loads back to the samples.
 std::vector<event_draft> every_upsert() {
-  return {te::agent_created(sample_agent()),      te::server_upserted(sample_server()),
-          te::grant_set(sample_grant()),          te::grant_set(internal_grant()),
-          te::route_set(pinned_route()),          te::route_set(automatic_route()),
-          te::contact_upserted(sample_contact()), te::phone_upserted(sample_phone()),
-          te::profile_upserted(sample_profile()), te::migration_applied("default_agent_v1")};
+  return {te::agent_created(sample_agent()),
+          te::server_upserted(sample_server()),
+          te::grant_set(sample_grant()),
+          te::grant_set(internal_grant()),
+          te::route_set(pinned_route()),
+          te::route_set(automatic_route()),
+          te::contact_upserted(sample_contact()),
+          te::phone_upserted(sample_phone()),
+          te::profile_upserted(sample_profile()),
+          te::subagent_models_set(sample_allowlist()),
+          te::migration_applied("default_agent_v1")};
 }
 
 } // namespace
@@ -281,6 +302,51 @@ TEST_CASE("every entity survives a round trip through its JSON") {
     REQUIRE(back);
     CHECK(show(*back) == show(p));
   }
+  for (const auto& a : {sample_allowlist(), subagent_allowlist{}}) {
+    auto back = te::subagent_allowlist_from_json(reparse(te::to_json(a)));
+    REQUIRE(back);
+    CHECK(show(*back) == show(a));
+  }
+}
+
+TEST_CASE("a subagent allowlist past its bounds or charsets is refused naming the path") {
+  auto refused = [](json providers) {
+    return error_of(te::subagent_allowlist_from_json(json{{"providers", std::move(providers)}}));
+  };
+  json many = json::object();
+  for (std::size_t provider_idx = 0; provider_idx <= te::max_subagent_providers; ++provider_idx)
+    many["p" + std::to_string(provider_idx)] = {"m"};
+  CHECK(refused(many).message() == "providers: at most 16 providers");
+  json long_list = json::array();
+  for (std::size_t model_idx = 0; model_idx <= te::max_subagent_models; ++model_idx)
+    long_list.push_back("m" + std::to_string(model_idx));
+  CHECK(refused({{"openai", long_list}}).message() == "providers.openai: expected 1 to 64 models");
+  CHECK(refused({{"openai", json::array()}}).code() == errc::out_of_range);
+  auto spaced = refused({{"openai", {"gpt 4o"}}});
+  CHECK(spaced.code() == errc::out_of_range);
+  CHECK(spaced.message() == "providers.openai[0]: expected 1-128 characters of [A-Za-z0-9_.:/@-]");
+  CHECK(refused({{"openai", {std::string(129, 'm')}}}).code() == errc::out_of_range);
+  CHECK(refused({{"openai", {"a", "b", "a"}}}).message()
+        == "providers.openai[2]: a duplicate of an earlier model");
+  auto provider = refused({{"Open AI", {"m"}}});
+  CHECK(provider.message() == "providers: a provider name must be 1-128 characters of [a-z0-9_.-]");
+  CHECK(refused({{std::string(129, 'p'), {"m"}}}).code() == errc::out_of_range);
+  CHECK(refused({{"openai", "m"}}).code() == errc::wrong_type);
+  CHECK(refused({{"openai", {1}}}).code() == errc::wrong_type);
+  CHECK(refused(json::array()).code() == errc::wrong_type);
+  CHECK(
+    error_of(te::subagent_allowlist_from_json(json{{"providers", json::object()}, {"x", 1}})).code()
+    == errc::unknown_field);
+  CHECK(error_of(te::subagent_allowlist_from_json(json::object())).code() == errc::missing_field);
+  // The edges hold: 16 providers of 64 models of 128 characters each.
+  json full = json::object();
+  for (std::size_t provider_idx = 0; provider_idx < te::max_subagent_providers; ++provider_idx) {
+    json models = json::array();
+    for (std::size_t model_idx = 0; model_idx < te::max_subagent_models; ++model_idx)
+      models.push_back(std::to_string(model_idx) + std::string(120, 'M'));
+    full[std::to_string(provider_idx) + std::string(120, 'p')] = models;
+  }
+  CHECK(te::subagent_allowlist_from_json(json{{"providers", full}}));
 }
 
 TEST_CASE("every enum value survives a round trip by its snake_case name") {
@@ -358,6 +424,8 @@ TEST_CASE("each event type projects to its documented key") {
     {te::phone_deleted("ph_1"), p + "phone/ph_1", std::nullopt},
     {te::profile_upserted(sample_profile()), p + "profile/bp_1", te::to_json(sample_profile())},
     {te::profile_deleted("bp_1"), p + "profile/bp_1", std::nullopt},
+    {te::subagent_models_set(sample_allowlist()), p + "subagent_models",
+     te::to_json(sample_allowlist())},
     {te::migration_applied("exa_default_v1"), p + "migration/exa_default_v1",
      json{{"name", "exa_default_v1"}}},
   };
@@ -391,6 +459,7 @@ TEST_CASE("loading the projection of every event type reproduces the state") {
   expected.state.contacts = {sample_contact()};
   expected.state.phones = {sample_phone()};
   expected.state.profiles = {sample_profile()};
+  expected.state.subagent_models = sample_allowlist();
   expected.migrations = {"default_agent_v1"};
   CHECK(show(loaded) == show(expected));
 
@@ -409,7 +478,8 @@ TEST_CASE("grant.cleared and the deletions remove what was set") {
                                     te::route_cleared("a_2", "web.fetch"),
                                     te::contact_deleted("c_1"),
                                     te::phone_deleted("ph_1"),
-                                    te::profile_deleted("bp_1")};
+                                    te::profile_deleted("bp_1"),
+                                    te::subagent_models_set({})};
   std::map<std::string, std::string> store;
   auto applied = empty_tenant();
   for (const auto& ev : every_upsert()) {
@@ -428,8 +498,10 @@ TEST_CASE("grant.cleared and the deletions remove what was set") {
   CHECK(loaded.state.phones.empty());
   CHECK(loaded.state.profiles.empty());
   CHECK(loaded.state.agents.size() == 1);
+  CHECK(loaded.state.subagent_models.providers.empty());
   CHECK(loaded.migrations.size() == 1);
-  CHECK(store.size() == 2);
+  // (the allowlist has no deletion: an empty one keeps its key)
+  CHECK(store.size() == 3);
   CHECK(show(applied) == show(loaded));
 
   // Clearing what is not there changes nothing.
@@ -484,6 +556,8 @@ struct event_generator {
   const std::vector<std::string> contacts{"c", "c-1", "c_1"};
   const std::vector<std::string> phones{"p", "p-1", "p_1"};
   const std::vector<std::string> handles{"h", "h-1", "h_1"};
+  const std::vector<std::string> providers{"openai", "x.ai", "p-1"};
+  const std::vector<std::string> models{"gpt-4o", "vendor/model:v1@2024", "M_1"};
   const std::vector<std::string> migrations{"default_agent_v1", "exa_default_v1", "m.x", "m-x"};
   const std::vector<std::string> texts{"", "x", "Ünïcode ✓", "quote \" and \\ slash",
                                        "line\nbreak"};
@@ -516,7 +590,7 @@ struct event_generator {
   std::string server_or_internal() { return coin() ? std::string{} : pick(servers); }
 
   event_draft next() {
-    switch (below(15)) {
+    switch (below(16)) {
     case 0:
       return te::agent_created({pick(agents), pick(texts), coin()});
     case 1:
@@ -563,6 +637,12 @@ struct event_generator {
     }
     case 12:
       return te::profile_deleted(pick(handles));
+    case 13: {
+      subagent_allowlist a;
+      for (std::size_t provider_idx = below(3); provider_idx > 0; --provider_idx)
+        a.providers[pick(providers)] = {pick(models)};
+      return te::subagent_models_set(a);
+    }
     default:
       return te::migration_applied(pick(migrations));
     }
@@ -593,6 +673,7 @@ TEST_CASE("apply matches a load of the projection for random event sequences") {
       seen["contact"] |= !state.contacts.empty();
       seen["phone"] |= !state.phones.empty();
       seen["profile"] |= !state.profiles.empty();
+      seen["subagent_models"] |= !state.subagent_models.providers.empty();
       seen["migration"] |= !applied.migrations.empty();
     }
   }
