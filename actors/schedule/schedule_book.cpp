@@ -1,6 +1,7 @@
 #include "actors/schedule/schedule_book.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <initializer_list>
 #include <limits>
 
@@ -58,21 +59,56 @@ std::optional<refusal> text_argument(const json& args, const char* key, std::siz
   return std::nullopt;
 }
 
-using text_member = std::pair<std::string_view, const std::string*>;
+using text_member = std::pair<std::string_view, std::string_view>;
 
-/// Appends `,"key":"value"` for each member.
+/// Whether `text` needs no escaping: ids the node makes ([a-z0-9_-]) and
+/// other plain ASCII, checked byte by byte (cheaper than the UTF-8 check
+/// of append_json_string for the short ids of a record).
+bool plain_ascii(std::string_view text) {
+  for (char c : text)
+    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\')
+      return false;
+  return true;
+}
+
+/// Appends `"key":` to an object being written (a comma first unless it
+/// is the object's first member).
+void append_key(std::string& out, std::string_view key) {
+  if (out.back() != '{')
+    out += ',';
+  out += '"';
+  out += key;
+  out += "\":";
+}
+
+/// Appends `"key":"value"` for each member.
 void append_members(std::string& out, std::initializer_list<text_member> members) {
   for (auto [key, value] : members) {
-    out += ',';
-    append_json_member(out, key, *value);
+    append_key(out, key);
+    if (plain_ascii(value)) {
+      out += '"';
+      out += value;
+      out += '"';
+    } else {
+      append_json_string(out, value);
+    }
   }
 }
 
+void append_integer(std::string& out, std::string_view key, int64_t value) {
+  append_key(out, key);
+  char digits[24];
+  auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+  out.append(digits, static_cast<std::size_t>(end - digits));
+}
+
 void append_optional(std::string& out, std::string_view key, const std::optional<int64_t>& value) {
-  out += ",\"";
-  out += key;
-  out += "\":";
-  out += value ? std::to_string(*value) : std::string{"null"};
+  if (value) {
+    append_integer(out, key, *value);
+  } else {
+    append_key(out, key);
+    out += "null";
+  }
 }
 
 /// The stored form, with the fire's last fired and next due times.
@@ -82,19 +118,17 @@ std::string write_record(std::string_view schedule_id, const record& rec,
   std::string out;
   out.reserve(256 + rec.instruction.size() + rec.task_name.size());
   out += '{';
-  append_json_member(out, "schedule_id", schedule_id);
-  append_members(out, {{"agent_id", &rec.agent_id},
-                       {"chat_id", &rec.chat_id},
-                       {"created_by_run", &rec.created_by_run},
-                       {"task_name", &rec.task_name},
-                       {"instruction", &rec.instruction},
-                       {"timezone", &rec.timing.zone}});
-  out += ",\"timing\":";
+  append_members(out, {{"schedule_id", schedule_id},
+                       {"agent_id", rec.agent_id},
+                       {"chat_id", rec.chat_id},
+                       {"created_by_run", rec.created_by_run},
+                       {"task_name", rec.task_name},
+                       {"instruction", rec.instruction},
+                       {"timezone", rec.timing.zone}});
+  append_key(out, "timing");
   out += rec.timing_json.empty() ? timing_to_json(rec.timing).dump() : rec.timing_json;
-  out += ',';
-  append_json_member(out, "state", rec.st == state::active ? "active" : "paused");
-  out += ",\"created_us\":";
-  out += std::to_string(rec.created_us);
+  append_members(out, {{"state", rec.st == state::active ? "active" : "paused"}});
+  append_integer(out, "created_us", rec.created_us);
   append_optional(out, "last_fired_s", last_fired_s);
   append_optional(out, "resumed_s", rec.resumed_s);
   append_optional(out, "next_due_s", next_due_s);
@@ -242,23 +276,21 @@ std::string item_text(const work::item& it) {
   std::string out;
   out.reserve(320 + it.text.size());
   out += '{';
-  append_json_member(out, "item_id", it.item_id);
-  out += ',';
-  append_json_member(out, "kind", work::to_string(it.k));
-  append_members(out, {{"agent_id", &it.agent_id},
-                       {"chat_id", &it.chat_id},
-                       {"run_id", &it.run_id},
-                       {"text", &it.text}});
-  out += ",\"enqueued_us\":" + std::to_string(it.enqueued_us);
+  append_members(out, {{"item_id", it.item_id},
+                       {"kind", work::to_string(it.k)},
+                       {"agent_id", it.agent_id},
+                       {"chat_id", it.chat_id},
+                       {"run_id", it.run_id},
+                       {"text", it.text}});
+  append_integer(out, "enqueued_us", it.enqueued_us);
   if (it.k == work::kind::scheduled_turn) {
-    out += ',';
-    append_json_member(out, "schedule_id", it.schedule_id);
-    out += ",\"occurrence_s\":" + std::to_string(it.occurrence_s);
+    append_members(out, {{"schedule_id", it.schedule_id}});
+    append_integer(out, "occurrence_s", it.occurrence_s);
   } else {
-    append_members(out, {{"parent_run_id", &it.parent_run_id},
-                         {"context", &it.context},
-                         {"provider", &it.provider},
-                         {"model", &it.model}});
+    append_members(out, {{"parent_run_id", it.parent_run_id},
+                         {"context", it.context},
+                         {"provider", it.provider},
+                         {"model", it.model}});
   }
   out += '}';
   return out;
@@ -270,7 +302,7 @@ event_draft saved_event(std::string_view schedule_id, const record& rec) {
 
 event_draft deleted_event(std::string_view schedule_id) {
   std::string data{"{"};
-  append_json_member(data, "schedule_id", schedule_id);
+  append_members(data, {{"schedule_id", schedule_id}});
   data += '}';
   return {std::string{work::schedule_deleted}, std::move(data)};
 }
