@@ -34,7 +34,7 @@ struct desk_fixture : test::actor_store {
     tool_desk_options opts;
     if (with_keeper)
       opts.schedules = keeper;
-    desk = spawn_tool_desk(owner->ptr(), "t_1", store, nullptr, opts);
+    desk = spawn_tool_desk(owner->ptr(), "t_1", store, queue, nullptr, opts);
   }
 
   ~desk_fixture() {
