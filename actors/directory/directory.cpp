@@ -10,6 +10,7 @@
 
 #include "actors/directory/directory_index.hpp"
 #include "actors/metrics/node_metrics.hpp"
+#include "actors/work/work_item.hpp"
 #include "config/clock.hpp"
 #include "config/log.hpp"
 #include "messages/error.hpp"
@@ -84,6 +85,21 @@ directory_actor::behavior_type directory_behavior(self_pointer self, event_store
   st.index.emplace(std::move(index));
   st.counters = &metrics->actor("directory");
   st.running.emplace(*st.counters);
+  // Tenants are spawned on first use, except those holding schedules: a
+  // schedule fires whether or not anyone talks to its tenant, so those
+  // start with the node (one seek of the store each).
+  for (const auto& tenant : st.index->tenants())
+    self
+      ->request(st.store, std::chrono::seconds(60), scan_atom::value, state_atom::value,
+                work::schedule_prefix(tenant.tenant_id), uint32_t{1})
+      .then(
+        [self, tenant_id = tenant.tenant_id](const std::vector<state_entry>& found) {
+          if (!found.empty() && self->state.index->tenant(tenant_id) != nullptr)
+            tenant_of(self, tenant_id);
+        },
+        [](caf::error& err) {
+          log::error(log_component, "cannot look for schedules: " + message_of(err));
+        });
   // A tenant actor that fails (a defect: an exception in a handler) ends
   // alone. Linked, its exit would end the directory and every other tenant:
   // the directory forgets it instead, and the next request for the tenant

@@ -258,7 +258,7 @@ caf::result<std::string> create_schedule(self_pointer self, const tool_context& 
         log::warn("tool_desk", "a schedule was not stored: " + message_of(err));
         promise.deliver(to_call_result(tool_outcome::error(
           "unavailable", "the schedule was not stored; nothing was scheduled. Try again later.")));
-        });
+      });
   return promise;
 }
 

@@ -19,11 +19,13 @@ constexpr auto ask_wait = std::chrono::seconds(30);
 constexpr auto round_wait = std::chrono::minutes(128 + 1);
 
 /// Requests `(work_atom, token, op, body)` of the run host; the JSON answer,
-/// or nullopt after printing the refusal.
+/// or nullopt after printing the refusal. A heartbeat waits less: a node
+/// that went away is noticed well within the lease.
 std::optional<json> work_op(caf::scoped_actor& self, const run_host_actor& run_host,
                             const std::string& token, const std::string& op, const json& body) {
   std::optional<json> out;
-  self->request(run_host, ask_wait, work_atom::value, token, op, body.dump())
+  auto wait = op == "heartbeat" ? std::chrono::seconds(5) : ask_wait;
+  self->request(run_host, wait, work_atom::value, token, op, body.dump())
     .receive([&](const std::string& text) { out = json::parse(text, nullptr, false); },
              [&](const caf::error& err) {
                std::cout << "refused " << op << " " << body.value("item_id", "") << ": "
