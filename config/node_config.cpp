@@ -509,10 +509,17 @@ bool is_log_level(const std::string& text) {
 
 constexpr const char* bind_expectation = "an IPv4 or IPv6 address literal or \"localhost\"";
 
+constexpr const char* path_expectation = "a path (no NUL characters)";
+
+bool is_path(const std::string& text) {
+  return text.find('\0') == std::string::npos;
+}
+
 status parse_http(const object_reader& in, http_config& out) {
-  VOXOS_RETURN_IF_ERROR(in.allow_only(
-    {"bind", "port", "public_base_url", "max_body_bytes", "threads", "max_held_requests",
-     "max_held_per_tenant", "max_header_lines", "max_header_bytes", "broker_bind", "broker_port"}));
+  VOXOS_RETURN_IF_ERROR(
+    in.allow_only({"bind", "port", "public_base_url", "max_body_bytes", "threads",
+                   "max_held_requests", "max_held_per_tenant", "max_header_lines",
+                   "max_header_bytes", "broker_bind", "broker_port", "console_dir"}));
   VOXOS_RETURN_IF_ERROR(in.string("bind", out.bind, is_bind_address, bind_expectation));
   VOXOS_RETURN_IF_ERROR(in.integer("port", 0, 65535, out.port));
   VOXOS_RETURN_IF_ERROR(
@@ -530,13 +537,8 @@ status parse_http(const object_reader& in, http_config& out) {
     in.integer("max_held_per_tenant", 0, held_limits_of(out).total, out.max_held_per_tenant));
   VOXOS_RETURN_IF_ERROR(in.integer("max_header_lines", 8, 10000, out.max_header_lines));
   VOXOS_RETURN_IF_ERROR(in.integer("max_header_bytes", 4096, 1024 * 1024, out.max_header_bytes));
+  VOXOS_RETURN_IF_ERROR(in.string("console_dir", out.console_dir, is_path, path_expectation));
   return status::ok();
-}
-
-constexpr const char* path_expectation = "a path (no NUL characters)";
-
-bool is_path(const std::string& text) {
-  return text.find('\0') == std::string::npos;
 }
 
 status parse_caf_tls(const object_reader& in, caf_tls_config& out) {
@@ -757,7 +759,8 @@ json to_json(const node_config& cfg) {
                      {"max_header_lines", cfg.http.max_header_lines},
                      {"max_header_bytes", cfg.http.max_header_bytes},
                      {"broker_bind", cfg.http.broker_bind},
-                     {"broker_port", cfg.http.broker_port}};
+                     {"broker_port", cfg.http.broker_port},
+                     {"console_dir", cfg.http.console_dir}};
   doc["caf"] = json{{"bind", cfg.caf.bind},
                     {"port", cfg.caf.port},
                     {"scheduler_threads", cfg.caf.scheduler_threads},

@@ -46,6 +46,10 @@ struct http_config {
   /// before the rest is read.
   std::size_t max_header_lines = 100;
   std::size_t max_header_bytes = 64 * 1024; ///< 64 KiB
+  /// The web console's built files, served at `/` and `/console/`. Empty: the
+  /// `console` folder beside the voxosd binary (where the build puts it); a
+  /// missing folder leaves the console off (logged) and the API unchanged.
+  std::string console_dir;
 };
 
 /// The bounds on held requests a node runs with.

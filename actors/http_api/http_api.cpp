@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/http_api/ask.hpp"
+#include "actors/http_api/console_routes.hpp"
 #include "actors/http_api/held_requests.hpp"
 #include "actors/http_api/node_mcp.hpp"
 #include "actors/metrics/node_metrics.hpp"
@@ -331,6 +332,7 @@ public:
                        const std::string& run_id, bool hold);
 
   node_metrics* metrics() const noexcept { return ctx_.metrics; }
+  std::shared_ptr<const static_site> console() const { return ctx_.console; }
 
   /// A hold on a worker for a request of `tenant` that waits (a stream, a
   /// round); when refused, the refusal is written and the hold is empty.
@@ -1037,6 +1039,7 @@ void http_api::install(http_server& server) {
   auto& srv = server.routes();
   routes_->install(srv);
   routes_->node_mcp().mount(srv);
+  install_console(srv, routes_->console());
   srv.set_logger(
     [metrics = routes_->metrics()](const httplib::Request&, const httplib::Response& res) {
       metrics->http_requests.fetch_add(1, std::memory_order_relaxed);

@@ -24,6 +24,7 @@ namespace voxos {
 
 class http_server;
 class node_metrics;
+class static_site;
 
 /// The longest a tool round can take under `run`: every call one at a time,
 /// each to its deadline (run.max_calls × run.call_timeout_ms), plus a minute
@@ -47,6 +48,8 @@ struct http_api_context {
   /// Signing in to servers (the callback checks its state with it), or
   /// null: the node has no OAuth state secret.
   std::shared_ptr<const server_sign_in::context> sign_in;
+  /// The web console's files (console_routes.hpp), or null: not installed.
+  std::shared_ptr<const static_site> console;
 };
 
 /// The route table. Owned by the node; must outlive the server's handlers

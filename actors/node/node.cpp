@@ -1,5 +1,7 @@
 #include "actors/node/node.hpp"
 
+#include <filesystem>
+
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/io/middleman.hpp>
@@ -32,6 +34,7 @@
 #include "storage/vault.hpp"
 #include "storage/vault_upkeep.hpp"
 #include "transport/http_server.hpp"
+#include "transport/static_site.hpp"
 #include "transport/url_policy.hpp"
 
 namespace voxos {
@@ -41,6 +44,26 @@ std::vector<projector> node_projectors() {
 }
 
 namespace {
+
+// The console's folder: http.console_dir, or `console` beside the binary.
+std::shared_ptr<const static_site> load_console(const std::string& configured) {
+  std::string dir = configured;
+  if (dir.empty()) {
+    std::error_code ec;
+    auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec)
+      return nullptr;
+    dir = (exe.parent_path() / "console").string();
+  }
+  auto site = static_site::load(dir);
+  if (!site) {
+    log::info("node", "web console off: " + site.error().message() + " (http.console_dir)");
+    return nullptr;
+  }
+  log::info("node", "web console: " + std::to_string(site->file_count()) + " files, "
+                      + std::to_string(site->compressed_bytes()) + " bytes compressed");
+  return std::make_shared<const static_site>(std::move(*site));
+}
 
 class system_config : public caf::actor_system_config {
 public:
@@ -307,6 +330,7 @@ result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_sec
   ctx.round_wait = round_wait_of(cfg.run);
   ctx.held = held_limits_of(cfg.http);
   ctx.sign_in = sign_in_context;
+  ctx.console = load_console(cfg.http.console_dir);
   auto* raw = state.get();
   ctx.node_info = [raw] {
     return nlohmann::json{
