@@ -469,3 +469,28 @@ TEST_CASE("write_error writes an escaped JSON body with the code's status") {
   CHECK(with_challenge.get_header_value_count("WWW-Authenticate") == 1);
   CHECK(with_challenge.get_header_value("WWW-Authenticate") == R"(Bearer resource_metadata="x")");
 }
+
+TEST_CASE("a browser's answer is gzip, never brotli (httplib's quality 11 costs milliseconds)") {
+  http_server server(with_limit(1024));
+  std::string seen_encoding;
+  server.routes().Get("/big", [&](const httplib::Request& req, httplib::Response& res) {
+    seen_encoding = req.get_header_value("Accept-Encoding");
+    res.set_content(std::string(4096, 'a'), "application/json");
+  });
+  auto port = started(server);
+  httplib::Client client("127.0.0.1", port);
+  client.set_decompress(false);
+  auto browser = client.Get("/big", {{"Accept-Encoding", "gzip, deflate, br, zstd"}});
+  REQUIRE(browser);
+  CHECK(browser->get_header_value("Content-Encoding") == "gzip");
+  CHECK(browser->body.size() < 4096);
+  CHECK(seen_encoding == "gzip, deflate, zstd");
+  auto brotli_only = client.Get("/big", {{"Accept-Encoding", "br;q=1.0"}});
+  REQUIRE(brotli_only);
+  CHECK_FALSE(brotli_only->has_header("Content-Encoding"));
+  CHECK(brotli_only->body == std::string(4096, 'a'));
+  CHECK(seen_encoding.empty());
+  auto plain = client.Get("/big");
+  REQUIRE(plain);
+  CHECK(plain->body.size() == 4096);
+}
