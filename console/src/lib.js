@@ -51,3 +51,98 @@ export function duration(us) {
   if (us < 1_000_000) return `${(us / 1000).toFixed(1)} ms`;
   return `${(us / 1_000_000).toFixed(2)} s`;
 }
+
+// -- shared by the Audit, Knowledge, Schedules, Node and Tenants pages --------
+
+/** Calls `tick()` now and every `ms` while mounted (skipped while the tab is hidden). */
+export function usePoll(tick, ms) {
+  const latest = useRef(tick);
+  latest.current = tick;
+  useEffect(() => {
+    let stopped = false;
+    const run = () => {
+      if (!stopped && document.visibilityState !== 'hidden') latest.current();
+    };
+    run();
+    const timer = setInterval(run, ms);
+    return () => {
+      stopped = true;
+      clearInterval(timer);
+    };
+  }, [ms]);
+}
+
+/**
+ * An action a button starts: `run(promise-returning fn)` keeps `busy` while it
+ * runs and `error` (an ApiError in words) when it fails. Answers
+ * { run, busy, error, clear }.
+ */
+export function useAction() {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(null);
+  const run = useCallback(async (work) => {
+    setBusy(true);
+    setError(null);
+    try {
+      return await work();
+    } catch (failure) {
+      setError(failure);
+      return undefined;
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+  return { run, busy, error, clear: () => setError(null) };
+}
+
+/**
+ * A destructive button that asks once more in place ("Delete" → "Really
+ * delete?" with Yes and Cancel) instead of a browser dialog.
+ */
+export function ConfirmButton({ label, question, onConfirm, disabled, testid }) {
+  const [asking, setAsking] = useState(false);
+  if (!asking) {
+    return html`<button class="danger" disabled=${disabled} data-testid=${testid}
+      onClick=${() => setAsking(true)}>${label}</button>`;
+  }
+  return html`<span class="confirm" role="group">
+    <span>${question}</span>
+    <button class="danger" data-testid=${testid && `${testid}-yes`}
+      onClick=${() => { setAsking(false); onConfirm(); }}>Yes, ${label.toLowerCase()}</button>
+    <button class="secondary" onClick=${() => setAsking(false)}>Cancel</button>
+  </span>`;
+}
+
+/** A labelled select of `options` ([value, text] pairs) with an "All" choice of ''. */
+export function FilterSelect({ id, label, value, options, onChange }) {
+  return html`<span class="filter">
+    <label for=${id}>${label}</label>
+    <select id=${id} data-testid=${id} value=${value} onChange=${(e) => onChange(e.currentTarget.value)}>
+      <option value="">All</option>
+      ${options.map(([v, text]) => html`<option value=${v}>${text}</option>`)}
+    </select>
+  </span>`;
+}
+
+/** A button that copies `text` to the clipboard and says whether it did. */
+export function CopyButton({ text, testid }) {
+  const [said, setSaid] = useState('');
+  async function copy() {
+    try {
+      await navigator.clipboard.writeText(text);
+      setSaid('Copied.');
+    } catch {
+      setSaid('The browser refused the clipboard: select the text and copy it.');
+    }
+  }
+  return html`<button class="secondary" data-testid=${testid} onClick=${copy}>Copy</button>
+    ${said && html`<span class="muted" role="status">${said}</span>`}`;
+}
+
+/** Seconds as "90 s", "15 min", "2 h", "3 d" (the largest whole unit). */
+export function seconds(s) {
+  if (s == null) return '—';
+  for (const [unit, size] of [['d', 86400], ['h', 3600], ['min', 60]])
+    if (s >= size && s % size === 0) return `${s / size} ${unit}`;
+  return `${s} s`;
+}
