@@ -25,6 +25,13 @@ function route() {
   return { id, rest };
 }
 
+// A tab that signed in before: the page its URL names starts loading now,
+// beside the check of its token, rather than after it.
+{
+  const list = session.token() ? pages[session.kind()] : null;
+  if (list) (list.find((p) => p.id === route().id) || list[0]).load().catch(() => {});
+}
+
 /** Marks the first screen interactive (the browser test reads the mark). */
 function interactive() {
   if (performance.getEntriesByName('voxos:interactive').length === 0) {
@@ -101,6 +108,9 @@ function Page({ entry, who, rest }) {
 function Shell() {
   const [who, setWho] = useState(null);
   const [reason, setReason] = useState(null);
+  // A tab that signed in before shows nothing until its token is checked (not
+  // the sign-in form, which would also mark the first screen interactive).
+  const [checking, setChecking] = useState(() => Boolean(session.token() && session.kind()));
   const [where, setWhere] = useState(route());
   useEffect(() => {
     const onHash = () => setWhere(route());
@@ -121,14 +131,17 @@ function Shell() {
     const kind = session.kind();
     if (!session.token() || !kind) return;
     const check = kind === 'owner' ? api('GET', '/v1/whoami') : api('GET', '/v1/admin/status');
-    check.then(
-      (answer) =>
-        setWho(kind === 'owner'
-          ? { kind, name: answer.tenant_name, tenant: answer.tenant_id }
-          : { kind, name: `node ${answer.node_id}` }),
-      () => session.clear(),
-    );
+    check
+      .then(
+        (answer) =>
+          setWho(kind === 'owner'
+            ? { kind, name: answer.tenant_name, tenant: answer.tenant_id }
+            : { kind, name: `node ${answer.node_id}` }),
+        () => session.clear(),
+      )
+      .finally(() => setChecking(false));
   }, []);
+  if (checking) return html`<p class="muted">Signing in…</p>`;
   if (!who) return html`<${SignIn} reason=${reason} onSignedIn=${(w) => { setReason(null); setWho(w); }} />`;
   const list = pages[who.kind];
   const entry = list.find((p) => p.id === where.id) || list[0];
