@@ -617,4 +617,12 @@ status event_db::check_health() const {
   return from_rocks(st, "event store health probe");
 }
 
+uint64_t event_db::size_bytes() const {
+  uint64_t sst = 0;
+  uint64_t memtables = 0;
+  db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kTotalSstFilesSize, &sst);
+  db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables, &memtables);
+  return sst + memtables;
+}
+
 } // namespace voxos

@@ -175,6 +175,10 @@ public:
   /// Health probe: a read against RocksDB succeeds.
   [[nodiscard]] status check_health() const;
 
+  /// Bytes in SST files and memtables across column families (RocksDB's
+  /// figures; write-ahead log files not counted). Safe from any thread.
+  uint64_t size_bytes() const;
+
 private:
   event_db() = default;
   status rebuild_projections();

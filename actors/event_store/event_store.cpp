@@ -143,7 +143,18 @@ struct event_store_state {
   /// Reads that arrived while appends were on their way: each runs once
   /// every append that arrived before it is answered (read your writes).
   std::deque<std::pair<uint64_t, std::function<void()>>> deferred_reads;
+  /// When the store's size was last sampled into the metrics.
+  int64_t size_sampled_us = 0;
 };
+
+/// How often, at most, the store's size is sampled after write batches: a
+/// RocksDB property read takes the database mutex briefly, not per batch.
+constexpr int64_t size_sample_interval_us = 1'000'000;
+
+void sample_size(event_store_state& st) {
+  st.size_sampled_us = steady_clock_us();
+  st.metrics->store_bytes.store(st.db->size_bytes(), std::memory_order_relaxed);
+}
 
 using self_pointer = event_store_actor::stateful_pointer<event_store_state>;
 
@@ -192,6 +203,8 @@ void on_committed(self_pointer self, commit_group& done) {
       entry.promise.deliver(to_error(res.error()));
     }
   }
+  if (!done.requests.empty() && steady_clock_us() - st.size_sampled_us >= size_sample_interval_us)
+    sample_size(st);
   while (!st.deferred_reads.empty() && st.deferred_reads.front().first <= st.appends_done) {
     auto read = std::move(st.deferred_reads.front().second);
     st.deferred_reads.pop_front();
@@ -234,6 +247,7 @@ event_store_actor::behavior_type event_store_behavior(self_pointer self,
   st.metrics = metrics;
   st.counters = &metrics->actor("event_store");
   st.running.emplace(*st.counters);
+  sample_size(st);
   auto note = [self] { self->state.counters->on_message(self->mailbox().size()); };
   return {
     [self, note](append_atom, append_request& req) -> caf::result<append_result> {

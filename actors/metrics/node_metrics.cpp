@@ -122,6 +122,15 @@ std::string node_metrics::prometheus(int64_t running_actors) const {
   header(out, "voxos_event_store_append_seconds", "histogram",
          "Append request arrival to acknowledgement.");
   append_latency.render(out, "voxos_event_store_append_seconds");
+  header(out, "voxos_event_store_bytes", "gauge",
+         "Bytes in the event store's SST files and memtables (sampled).");
+  out += "voxos_event_store_bytes " + std::to_string(store_bytes.load()) + "\n";
+  header(out, "voxos_run_wave_seconds", "histogram",
+         "Duration of one wave of tool calls, sent until its last answer.");
+  wave_latency.render(out, "voxos_run_wave_seconds");
+  header(out, "voxos_run_call_seconds", "histogram",
+         "A tool call sent in a wave: its round's start to its answer.");
+  call_latency.render(out, "voxos_run_call_seconds");
   counter(out, "voxos_http_requests_total", "HTTP API requests answered.", http_requests.load());
   counter(out, "voxos_http_errors_total", "HTTP API responses with status >= 400.",
           http_errors.load());
@@ -184,7 +193,13 @@ nlohmann::json node_metrics::snapshot(int64_t running_actors) const {
       {"append_failures", append_failures.load()},
       {"write_batches", write_batches.load()},
       {"sync_mean_us", mean(sync_latency)},
-      {"append_mean_us", mean(append_latency)}}},
+      {"append_mean_us", mean(append_latency)},
+      {"bytes", store_bytes.load()}}},
+    {"runs",
+     {{"waves", wave_latency.count()},
+      {"wave_mean_us", mean(wave_latency)},
+      {"calls", call_latency.count()},
+      {"call_mean_us", mean(call_latency)}}},
     {"http",
      {{"requests", http_requests.load()},
       {"errors", http_errors.load()},

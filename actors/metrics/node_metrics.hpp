@@ -62,6 +62,17 @@ public:
   std::atomic<uint64_t> write_batches{0};
   latency_histogram sync_latency;   ///< one RocksDB write (with WAL sync) per batch
   latency_histogram append_latency; ///< request arrival to acknowledgement
+  /// Bytes the store holds in SST files and memtables, across column
+  /// families (write-ahead log files not counted): sampled at its start and
+  /// after write batches, at most once a second (event_store.cpp).
+  std::atomic<uint64_t> store_bytes{0};
+
+  // -- runs ----------------------------------------------------------------
+  /// One wave of a tool-calls round: sent until its last call answered.
+  latency_histogram wave_latency;
+  /// One call sent in a wave: its round's start to its answer (earlier waves
+  /// of the round included), the duration the run's activity shows.
+  latency_histogram call_latency;
 
   // -- HTTP API ------------------------------------------------------------
   std::atomic<uint64_t> http_requests{0};

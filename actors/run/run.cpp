@@ -54,6 +54,8 @@ struct run_state {
   /// Per call of the round: time from the round's start to its answer.
   std::vector<int64_t> call_us;
   int64_t round_started_us = 0;
+  /// When the wave in flight was sent.
+  int64_t wave_started_us = 0;
   // Counters (health).
   uint64_t rounds = 0;
   uint64_t calls = 0;
@@ -68,6 +70,7 @@ struct run_state {
   /// Listeners of the activity (shared with the exit hook that tells them
   /// the run ended).
   std::shared_ptr<std::vector<caf::actor>> listeners;
+  node_metrics* metrics = nullptr;
   actor_counters* counters = nullptr;
   std::optional<running_guard> running;
 };
@@ -270,6 +273,7 @@ void on_wave_answers(self_pointer self, std::vector<wave_answer>& answers) {
   auto& st = self->state;
   auto& round = *st.round;
   auto now = steady_clock_us();
+  st.metrics->wave_latency.observe(static_cast<uint64_t>(now - st.wave_started_us));
   for (std::size_t idx = 0; idx < st.wave_calls.size(); ++idx) {
     auto call_idx = st.wave_calls[idx];
     result<std::string> answer =
@@ -286,6 +290,7 @@ void on_wave_answers(self_pointer self, std::vector<wave_answer>& answers) {
     settle_call(round.calls[call_idx], round, st.memory, st.setup.limits, answer);
     remember_places(round.calls[call_idx], st.setup.adapters, st.memory);
     st.call_us[call_idx] = now - st.round_started_us;
+    st.metrics->call_latency.observe(static_cast<uint64_t>(st.call_us[call_idx]));
     if (!st.listeners->empty())
       emit(self, call_event(round.calls[call_idx], st.rounds, st.call_us[call_idx]));
   }
@@ -347,6 +352,7 @@ void run_next_wave(self_pointer self) {
   // thread (the scheduler takes the newest job first).
   if (!st.listeners->empty())
     emit(self, wave_event(round, st.wave_calls, st.rounds));
+  st.wave_started_us = steady_clock_us();
   auto wave = spawn_wave(self, std::move(calls), st.setup.call_timeout_ms);
   st.wave = wave;
   self->request(wave, caf::infinite, request_atom::value)
@@ -432,6 +438,7 @@ caf::result<std::vector<tool_output>> start_round(self_pointer self, std::vector
 run_actor::behavior_type run_behavior(self_pointer self, run_setup setup, node_metrics* metrics) {
   auto& st = self->state;
   st.setup = std::move(setup);
+  st.metrics = metrics;
   st.counters = &metrics->actor("run");
   st.running.emplace(*st.counters);
   st.listeners = std::make_shared<std::vector<caf::actor>>();

@@ -4,6 +4,7 @@
 
 #include "actors/http_api/http_api.hpp"
 #include "support/running_node.hpp"
+#include "support/tool_session.hpp"
 
 using namespace voxos;
 using test::admin_token;
@@ -225,6 +226,31 @@ TEST_CASE("metrics count what the actors did") {
   REQUIRE(status.status == 200);
   CHECK(status.body["metrics"]["actors_running"].get<int64_t>() >= 3);
   CHECK(status.body["metrics"]["actors"]["directory"]["messages"].get<uint64_t>() >= 2);
+}
+
+TEST_CASE("metrics time each wave and call of a round, and report the store's size") {
+  test::tool_session f;
+  auto before = f.node.call("GET", "/v1/admin/status", admin_token).body["metrics"];
+  CHECK(before["runs"]["waves"] == 0);
+  CHECK(before["runs"]["calls"] == 0);
+  CHECK(before["event_store"]["bytes"].get<uint64_t>() > 0);
+  // Two calls of one internal tool: read-only, so one wave carries both.
+  auto run = f.start_run();
+  auto body = nlohmann::json{{"calls",
+                              {{{"call_id", "a"}, {"name", "get_current_time"}},
+                               {{"call_id", "b"}, {"name", "get_current_time"}}}}};
+  auto round = f.node.call("POST", "/v1/runs/" + run + "/tool-calls", f.token, body.dump());
+  REQUIRE_MESSAGE(round.status == 200, round.raw);
+  REQUIRE(round.body["outputs"][0]["status"] == "ok");
+  auto runs = f.node.call("GET", "/v1/admin/status", admin_token).body["metrics"]["runs"];
+  CHECK(runs["waves"] == 1);
+  CHECK(runs["calls"] == 2);
+  CHECK(runs["wave_mean_us"].get<double>() > 0);
+  CHECK(runs["call_mean_us"].get<double>() >= runs["wave_mean_us"].get<double>());
+  auto text = f.node.call("GET", "/metrics", admin_token).raw;
+  CHECK(text.find("voxos_run_wave_seconds_count 1\n") != std::string::npos);
+  CHECK(text.find("voxos_run_call_seconds_count 2\n") != std::string::npos);
+  CHECK(text.find("voxos_event_store_bytes ") != std::string::npos);
 }
 
 TEST_CASE("tenants and tokens survive a restart and revoked tokens stay revoked") {
