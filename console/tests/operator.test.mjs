@@ -1,6 +1,6 @@
 // The operator's pages: the Node page's plots move while runs and tenants
 // start through the API (the plotted series' last value changes and the
-// samples grow), and the Tenants page creates a tenant and issues a token
+// samples grow) and show a round's wave and call latency, and the Tenants page creates a tenant and issues a token
 // that works, shown once, then revokes it.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -76,6 +76,20 @@ test('the Node page shows the status and its actors plot moves as runs and tenan
   // The message-rate plot has seen the run actors' kind and the HTTP requests.
   const rates = await plotted(page, 'rates');
   assert.ok('http requests' in rates.last);
+
+  // A round of two calls in one wave: the latency plot gains wave and call
+  // latency for the interval it ran in.
+  const { token } = await node.tenant('Plot team C');
+  const agents = await node.call(token, 'GET', '/v1/agents');
+  const run = await node.call(token, 'POST', '/v1/runs', { agent_id: agents.body[0].agent_id, channel: 'owner_text_chat' });
+  const round = await node.call(token, 'POST', `/v1/runs/${run.body.run_id}/tool-calls`, {
+    calls: [{ call_id: 'a', name: 'get_current_time' }, { call_id: 'b', name: 'get_current_time' }],
+  });
+  assert.equal(round.body.outputs[1].status, 'ok');
+  const latency = await plotUntil(page, 'latency', (p) => p.last.wave > 0 && p.last.call > 0, 'a wave and its calls timed');
+  assert.ok(latency.last.call >= latency.last.wave);
+  assert.equal(await page.$('[data-testid=no-run-latency]'), null);
+  assert.match(await page.textContent('[data-testid=store-bytes]'), /^\d+(\.\d)? (B|KiB|MiB|GiB)$/);
   assert.ok((await page.$$('[data-testid=actor-kind]')).length >= 4);
   await shot(page, 'operator-node');
   assert.deepEqual(page.problems, []);

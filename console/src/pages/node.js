@@ -116,6 +116,18 @@ function lastValue(column) {
   return null;
 }
 
+/** Bytes as B, KiB, MiB or GiB. */
+function bytes(n) {
+  const units = ['B', 'KiB', 'MiB', 'GiB'];
+  let value = n;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
+}
+
 const fixed = (v) => (v == null ? '—' : Number.isInteger(v) ? String(v) : v.toFixed(2));
 
 /**
@@ -196,6 +208,7 @@ function Store({ metrics, health }) {
     <h2>Event store</h2>
     <${Figures} rows=${[
       ['Health', health === true ? html`<span class="allowed">answering</span>` : html`<span class="denied">${health || 'unknown'}</span>`, 'store-health'],
+      ['Size (SST files and memtables)', store.bytes != null ? bytes(store.bytes) : 'not reported by this node', 'store-bytes'],
       ['Events appended since start', store.appended_events, 'store-appended'],
       ['Append requests (failed)', `${store.append_requests ?? '—'} (${store.append_failures ?? '—'})`],
       ['Write batches (one WAL sync each)', store.write_batches],

@@ -12,7 +12,7 @@ function timing(t) {
   return t.kind || '';
 }
 
-/** An ISO time without the seconds' zeros noise: "2026-12-05T10:00:00+01:00" → "2026-12-05 10:00:00 +01:00". */
+/** An ISO time spaced for reading: "2026-12-05T10:00:00+01:00" → "2026-12-05 10:00:00 +01:00". */
 function iso(text) {
   if (!text) return '—';
   return text.replace('T', ' ').replace(/([+-]\d\d:\d\d|Z)$/, ' $1');
