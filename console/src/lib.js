@@ -55,7 +55,7 @@ export function duration(us) {
 // -- shared by the Audit, Knowledge, Schedules, Node and Tenants pages --------
 
 /** Calls `tick()` now and every `ms` while mounted (skipped while the tab is hidden). */
-export function usePoll(tick, ms) {
+export function useEvery(tick, ms) {
   const latest = useRef(tick);
   latest.current = tick;
   useEffect(() => {

@@ -9,7 +9,7 @@
 // interval, between consecutive samples.
 import { api } from '../api.js';
 import uPlot from '../vendor/uplot.js';
-import { ErrorNote, Loading, duration, html, useEffect, useRef, useState, usePoll } from '../lib.js';
+import { ErrorNote, Loading, duration, html, useEffect, useRef, useState, useEvery } from '../lib.js';
 
 /** How often the page asks the node. */
 const pollMs = 2000;
@@ -247,7 +247,7 @@ export default function Node({ ready }) {
   const [health, setHealth] = useState(null);
   const [error, setError] = useState(null);
   const [list, setList] = useState(() => samples.list());
-  usePoll(async () => {
+  useEvery(async () => {
     try {
       const answer = await api('GET', '/v1/admin/status');
       samples.push(sampleOf(answer, Date.now() / 1000));
