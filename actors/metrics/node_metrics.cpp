@@ -22,12 +22,22 @@ void header(std::string& out, const char* name, const char* type, const char* he
   out += '\n';
 }
 
-void counter(std::string& out, const char* name, const char* help, uint64_t value) {
-  header(out, name, "counter", help);
+/// One unlabelled sample of `type` (counter, gauge) with its header.
+void sample(std::string& out, const char* name, const char* type, const char* help,
+            uint64_t value) {
+  header(out, name, type, help);
   out += name;
   out += ' ';
   out += std::to_string(value);
   out += '\n';
+}
+
+void counter(std::string& out, const char* name, const char* help, uint64_t value) {
+  sample(out, name, "counter", help, value);
+}
+
+void gauge(std::string& out, const char* name, const char* help, uint64_t value) {
+  sample(out, name, "gauge", help, value);
 }
 
 std::string seconds(uint64_t micros) {
@@ -116,21 +126,26 @@ std::string node_metrics::prometheus(int64_t running_actors) const {
           append_failures.load());
   counter(out, "voxos_event_store_write_batches_total",
           "RocksDB write batches (one WAL sync each).", write_batches.load());
-  header(out, "voxos_event_store_sync_seconds", "histogram",
-         "Duration of one batched RocksDB write with WAL sync.");
-  sync_latency.render(out, "voxos_event_store_sync_seconds");
-  header(out, "voxos_event_store_append_seconds", "histogram",
-         "Append request arrival to acknowledgement.");
-  append_latency.render(out, "voxos_event_store_append_seconds");
-  header(out, "voxos_event_store_bytes", "gauge",
-         "Bytes in the event store's SST files and memtables (sampled).");
-  out += "voxos_event_store_bytes " + std::to_string(store_bytes.load()) + "\n";
-  header(out, "voxos_run_wave_seconds", "histogram",
-         "Duration of one wave of tool calls, sent until its last answer.");
-  wave_latency.render(out, "voxos_run_wave_seconds");
-  header(out, "voxos_run_call_seconds", "histogram",
-         "A tool call sent in a wave: its round's start to its answer.");
-  call_latency.render(out, "voxos_run_call_seconds");
+  struct histogram_line {
+    const latency_histogram& values;
+    const char* name;
+    const char* help;
+  };
+  for (const auto& h : {
+         histogram_line{sync_latency, "voxos_event_store_sync_seconds",
+                        "Duration of one batched RocksDB write with WAL sync."},
+         histogram_line{append_latency, "voxos_event_store_append_seconds",
+                        "Append request arrival to acknowledgement."},
+         histogram_line{wave_latency, "voxos_run_wave_seconds",
+                        "Duration of one wave of tool calls, sent until its last answer."},
+         histogram_line{call_latency, "voxos_run_call_seconds",
+                        "A tool call sent in a wave: its round's start to its answer."},
+       }) {
+    header(out, h.name, "histogram", h.help);
+    h.values.render(out, h.name);
+  }
+  gauge(out, "voxos_event_store_bytes",
+        "Bytes in the event store's SST files and memtables (sampled).", store_bytes.load());
   counter(out, "voxos_http_requests_total", "HTTP API requests answered.", http_requests.load());
   counter(out, "voxos_http_errors_total", "HTTP API responses with status >= 400.",
           http_errors.load());
