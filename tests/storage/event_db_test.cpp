@@ -327,3 +327,34 @@ TEST_CASE("sealed values are stored per tenant and record") {
   CHECK_FALSE(other->has_value());
   CHECK_FALSE(db->put_sealed("t_a", "../x", "v"));
 }
+
+TEST_CASE("size_bytes counts what was appended, in memtables and, after a reopen, in SST files") {
+  test::temp_dir dir;
+  auto opts = test_options();
+  opts.max_event_bytes = 128 * 1024;
+  constexpr std::size_t appended = 2 * 1024 * 1024;
+  // Text a compressor cannot shrink much (the SST files are compressed).
+  std::string pad(64 * 1024, ' ');
+  uint32_t state = 12345;
+  for (auto& c : pad) {
+    state = state * 1103515245u + 12345u;
+    c = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[(state >> 16) % 64];
+  }
+  uint64_t before = 0;
+  {
+    auto db = event_db::open(dir.str() + "/store", opts);
+    REQUIRE(db);
+    before = (*db)->size_bytes();
+    for (std::size_t idx = 0; idx < appended / pad.size(); ++idx) {
+      append_request req;
+      req.tenant = "t1";
+      req.stream = "s" + std::to_string(idx);
+      req.events.push_back({"test.event", R"({"pad":")" + pad + "\"}"});
+      REQUIRE((*db)->append(req, 1));
+    }
+    CHECK((*db)->size_bytes() >= before + appended / 2);
+  }
+  auto db = event_db::open(dir.str() + "/store", opts);
+  REQUIRE(db);
+  CHECK((*db)->size_bytes() >= appended / 2);
+}
