@@ -19,12 +19,12 @@ void install_console(httplib::Server& srv, std::shared_ptr<const static_site> si
   srv.Get("/", [answer](const httplib::Request& req, httplib::Response& res) {
     answer("index.html", req, res);
   });
-  // Only names of the loaded set are ever found: a path is a key, never a
-  // file name opened here, so "..", "%2e%2e" or a symlink reach nothing.
-  srv.Get(R"(/console/([A-Za-z0-9_.\-/]{1,256}))",
-          [answer](const httplib::Request& req, httplib::Response& res) {
-            answer(std::string{req.matches[1]}, req, res);
-          });
+  // Every path below /console/ is answered here, so even a 404 carries the
+  // headers. Only names of the loaded set are ever found: a path is a key,
+  // never a file name opened, so "..", "%2e%2e" or a symlink reach nothing.
+  srv.Get(R"(/console/(.{1,1024}))", [answer](const httplib::Request& req, httplib::Response& res) {
+    answer(std::string{req.matches[1]}, req, res);
+  });
 }
 
 } // namespace voxos
