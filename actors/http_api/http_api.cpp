@@ -16,6 +16,8 @@
 #include "actors/http_api/held_requests.hpp"
 #include "actors/http_api/node_mcp.hpp"
 #include "actors/metrics/node_metrics.hpp"
+#include "actors/tenant/tenant_events.hpp"
+#include "actors/tenant/tenant_queries.hpp"
 #include "config/clock.hpp"
 #include "config/log.hpp"
 #include "messages/error.hpp"
@@ -118,15 +120,22 @@ std::optional<json> read_body(const httplib::Request& req, httplib::Response& re
   return std::move(*parsed);
 }
 
-/// ?limit=N for audit reads: 1..10,000, default 100.
-uint32_t audit_limit(const httplib::Request& req) {
-  constexpr uint32_t fallback = 100;
-  if (!req.has_param("limit"))
-    return fallback;
-  const auto& text = req.get_param_value("limit");
-  if (text.empty() || text.size() > 5 || text.find_first_not_of("0123456789") != std::string::npos)
-    return fallback;
-  return std::clamp<uint32_t>(static_cast<uint32_t>(std::stoul(text)), 1, 10000);
+/// A query parameter's value, or nullopt when the request has none.
+std::optional<std::string> query_param(const httplib::Request& req, std::string_view name) {
+  std::string key{name};
+  if (!req.has_param(key.c_str()))
+    return std::nullopt;
+  return req.get_param_value(key.c_str());
+}
+
+/// A path segment that must be an id (1..64 of [a-z0-9_-]); else answers
+/// 400 naming the segment.
+bool path_id(const std::string& value, const char* segment, httplib::Response& res) {
+  if (tenant_events::is_id(value))
+    return true;
+  write_error(res, errc::out_of_range,
+              std::string{segment} + ": 1 to 64 characters of [a-z0-9_-] in the path");
+  return false;
 }
 
 /// The knowledge candidates a listing asks for: `status` (pending, decided
@@ -326,6 +335,7 @@ public:
   }
   void broker_token(const httplib::Request& req, httplib::Response& res);
   void install_tenant_config(httplib::Server& srv);
+  void install_tenant_reads(httplib::Server& srv);
   void install_knowledge(httplib::Server& srv);
   void install_work(httplib::Server& srv);
   void stream_activity(httplib::Response& res, const tenant_actor& tenant,
@@ -838,14 +848,52 @@ void http_api::routes::install_tenant_config(httplib::Server& srv) {
                relay(res, 200, t, check_atom::value, std::string{req.matches[1]},
                      string_field(*body, "server_id"), string_field(*body, "tool"));
            }));
-  srv.Get("/v1/audit",
-          tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
-            relay(res, 200, t, list_atom::value, audit_atom::value, audit_limit(req));
+  // The audit, filtered (agent_id, tool, phase) before the limit counts.
+  auto list_audit = [this](const httplib::Request& req, httplib::Response& res, handle t) {
+    auto query = tenant_queries::audit_query_of(
+      [&req](std::string_view name) { return query_param(req, name); });
+    if (!query) {
+      write_error(res, query.error().code(), query.error().message());
+      return;
+    }
+    relay(res, 200, t, list_atom::value, audit_atom::value, query->limit,
+          tenant_queries::to_text(query->filter));
+  };
+  srv.Get("/v1/audit", tenant_config(list_audit));
+  srv.Get(path("/v1/admin/tenants/{}/audit", id), admin_tenant(list_audit));
+  install_tenant_reads(srv);
+}
+
+// Read-only views of the tenant's configuration and activity: the preset
+// catalog, one server with its tools, the run list, each action route's
+// resolution. Path ids are matched loosely and checked here, so a malformed
+// one is a 400 naming the segment rather than no route.
+void http_api::routes::install_tenant_reads(httplib::Server& srv) {
+  using handle = const tenant_actor&;
+  srv.Get("/v1/catalog",
+          tenant_config([this](const httplib::Request&, httplib::Response& res, handle t) {
+            relay(res, 200, t, list_atom::value, create_atom::value, server_atom::value);
           }));
-  srv.Get(path("/v1/admin/tenants/{}/audit", id),
-          admin_tenant([this](const httplib::Request& req, httplib::Response& res,
-                              const tenant_actor& tenant) {
-            relay(res, 200, tenant, list_atom::value, audit_atom::value, audit_limit(req));
+  srv.Get(R"(/v1/servers/([^/]{1,256}))",
+          tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+            std::string server_id{req.matches[1]};
+            if (path_id(server_id, "server", res))
+              relay(res, 200, t, list_atom::value, server_atom::value, server_id);
+          }));
+  srv.Get(R"(/v1/agents/([^/]{1,256})/routes)",
+          tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+            std::string agent_id{req.matches[1]};
+            if (path_id(agent_id, "agent", res))
+              relay(res, 200, t, list_atom::value, route_atom::value, agent_id);
+          }));
+  srv.Get("/v1/runs",
+          tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+            auto limit = tenant_queries::run_limit_of(query_param(req, "limit"));
+            if (!limit) {
+              write_error(res, limit.error().code(), limit.error().message());
+              return;
+            }
+            relay(res, 200, t, list_atom::value, run_atom::value, *limit);
           }));
 }
 

@@ -581,36 +581,17 @@ bool is_canonical_exa(const mcp_server_record& server) {
 
 // -- composition -------------------------------------------------------------------
 
-effective_policy compose_policy(const policy_index& index, const run_context& ctx, int64_t now_us) {
-  const auto& idx = *index.parts_;
-  effective_policy out;
-  out.tenant_id = idx.tenant_id;
-  out.agent_id = ctx.agent_id;
-  out.run_id = ctx.run_id;
-  out.chan = ctx.chan;
-  out.caller = classify_caller(idx.admin_numbers, ctx);
-  out.contacts = ctx.chan == channel::sms || ctx.chan == channel::whatsapp
-                   ? contact_detail::number_endings
-                   : contact_detail::full_numbers;
-  out.created_us = now_us;
-  // The entries borrow their text from the index (and its tool caches).
-  out.shared_text = index.parts_;
-  agent_grants no_grants;
-  auto agent = idx.agents.find(ctx.agent_id);
-  const auto& grants = agent != idx.agents.end() ? agent->second : no_grants;
+namespace {
 
-  // Every tool considered becomes a decision, in snapshot order: internal
-  // tools in registry order, then integrations by id, then MCP tools by
-  // server id and name (each server's tools from idx.first_tool on).
-  const auto& registry = internal_tools();
-  const auto& phones = idx.phones;
-  auto total = registry.size() + phones.size() + idx.tool_count;
-  auto& decisions = out.decisions;
-  decisions.reserve(total);
-
-  // 1. The base policy. Internal tools:
+/// Step 1, the base policy: a decision for every tool of the index, in
+/// snapshot order (internal tools in registry order, then integrations by
+/// id, then MCP tools by server id and name, each server's tools from
+/// idx.first_tool on); answers the position of the first MCP tool's.
+std::size_t decide_base(const policy_index::parts& idx, const agent_grants& grants,
+                        std::vector<policy_decision>& decisions) {
+  // Internal tools:
   bool contacts_allowed = false;
-  for (const auto& t : registry) {
+  for (const auto& t : internal_tools()) {
     auto why = internal_reason(grants.find_other({}, t.name), t);
     if (t.name == internal_names::search_contacts)
       contacts_allowed = is_allow(why);
@@ -618,7 +599,7 @@ effective_policy compose_policy(const policy_index& index, const run_context& ct
   }
   // phone integration tools: need an explicit grant, a connected
   // call-capable resource, and an allowed contact search to resolve callees;
-  for (const auto& phone : phones)
+  for (const auto& phone : idx.phones)
     decisions.emplace_back(
       borrowed_text, tool_origin::integration, phone.place_call_tool, phone.integration_id,
       integration_reason(phone, grants.find_other(phone.integration_id, phone.place_call_tool),
@@ -642,6 +623,93 @@ effective_policy compose_policy(const policy_index& index, const run_context& ct
       ++position;
     }
   }
+  return mcp_begin;
+}
+
+/// A route group's members among the decisions, in snapshot order:
+/// (decision position, member priority).
+std::vector<std::pair<std::size_t, uint32_t>>
+group_members(const policy_index::parts& idx, std::size_t group_idx, std::size_t mcp_begin) {
+  std::vector<std::pair<std::size_t, uint32_t>> members;
+  for (std::size_t server_idx = 0; server_idx < idx.servers.size(); ++server_idx)
+    for (const auto& m : idx.servers[server_idx]->routes)
+      if (m.group == group_idx)
+        members.emplace_back(mcp_begin + idx.first_tool[server_idx] + m.tool, m.member);
+  return members;
+}
+
+/// Step 2 for one route group: its implementation on the base decisions
+/// (pinned: exactly the configured one if authorised; automatic: the
+/// lowest-priority authorised member, server id breaking ties); every other
+/// authorised member leaves the view, and a pinned route with no available
+/// implementation exposes no substitute. Answers the chosen decision's
+/// position, or npos.
+std::size_t resolve_group(const std::vector<std::pair<std::size_t, uint32_t>>& members,
+                          const action_route* configured, std::vector<policy_decision>& decisions) {
+  auto mode = configured != nullptr ? configured->mode : route_mode::automatic;
+  std::size_t chosen = std::string::npos;
+  if (mode == route_mode::pinned) {
+    for (const auto& [decision_idx, member] : members) {
+      const auto& d = decisions[decision_idx];
+      if (d.allowed() && d.server_id() == configured->pinned_server_id
+          && d.tool() == configured->pinned_tool)
+        chosen = decision_idx;
+    }
+  } else {
+    uint32_t best_member = 0;
+    std::string_view best_server;
+    for (const auto& [decision_idx, member] : members) {
+      const auto& d = decisions[decision_idx];
+      if (!d.allowed())
+        continue;
+      if (chosen == std::string::npos
+          || std::make_pair(member, d.server_id()) < std::make_pair(best_member, best_server)) {
+        chosen = decision_idx;
+        best_member = member;
+        best_server = d.server_id();
+      }
+    }
+  }
+  for (const auto& [decision_idx, member] : members) {
+    auto& d = decisions[decision_idx];
+    if (decision_idx == chosen || !d.allowed())
+      continue;
+    d.why = chosen == std::string::npos && mode == route_mode::pinned
+              ? reason::pinned_route_unavailable
+              : reason::route_not_selected;
+  }
+  return chosen;
+}
+
+} // namespace
+
+effective_policy compose_policy(const policy_index& index, const run_context& ctx, int64_t now_us) {
+  const auto& idx = *index.parts_;
+  effective_policy out;
+  out.tenant_id = idx.tenant_id;
+  out.agent_id = ctx.agent_id;
+  out.run_id = ctx.run_id;
+  out.chan = ctx.chan;
+  out.caller = classify_caller(idx.admin_numbers, ctx);
+  out.contacts = ctx.chan == channel::sms || ctx.chan == channel::whatsapp
+                   ? contact_detail::number_endings
+                   : contact_detail::full_numbers;
+  out.created_us = now_us;
+  // The entries borrow their text from the index (and its tool caches).
+  out.shared_text = index.parts_;
+  agent_grants no_grants;
+  auto agent = idx.agents.find(ctx.agent_id);
+  const auto& grants = agent != idx.agents.end() ? agent->second : no_grants;
+
+  // Every tool considered becomes a decision, in snapshot order.
+  const auto& registry = internal_tools();
+  const auto& phones = idx.phones;
+  auto total = registry.size() + phones.size() + idx.tool_count;
+  auto& decisions = out.decisions;
+  decisions.reserve(total);
+
+  // 1. The base policy.
+  auto mcp_begin = decide_base(idx, grants, decisions);
 
   // 2. Action routes, resolved on the base policy.
   std::vector<std::pair<std::size_t, std::string_view>> selected; // (decision, action)
@@ -652,46 +720,7 @@ effective_policy compose_policy(const policy_index& index, const run_context& ct
     res.action = std::string{group.action};
     const auto* configured = find_route(idx.routes, ctx.agent_id, group.action);
     res.mode = configured != nullptr ? configured->mode : route_mode::automatic;
-    // The group's members among the decisions, in snapshot order.
-    std::vector<std::pair<std::size_t, uint32_t>> members; // (decision, member priority)
-    for (std::size_t server_idx = 0; server_idx < idx.servers.size(); ++server_idx)
-      for (const auto& m : idx.servers[server_idx]->routes)
-        if (m.group == group_idx)
-          members.emplace_back(mcp_begin + idx.first_tool[server_idx] + m.tool, m.member);
-    std::size_t chosen = std::string::npos;
-    if (res.mode == route_mode::pinned) {
-      for (const auto& [decision_idx, member] : members) {
-        const auto& d = decisions[decision_idx];
-        if (d.allowed() && d.server_id() == configured->pinned_server_id
-            && d.tool() == configured->pinned_tool)
-          chosen = decision_idx;
-      }
-    } else {
-      // The lowest-priority authorised member; server id breaks ties.
-      uint32_t best_member = 0;
-      std::string_view best_server;
-      for (const auto& [decision_idx, member] : members) {
-        const auto& d = decisions[decision_idx];
-        if (!d.allowed())
-          continue;
-        if (chosen == std::string::npos
-            || std::make_pair(member, d.server_id()) < std::make_pair(best_member, best_server)) {
-          chosen = decision_idx;
-          best_member = member;
-          best_server = d.server_id();
-        }
-      }
-    }
-    // Every other authorised member leaves the view; a pinned route with no
-    // available implementation exposes no substitute.
-    for (const auto& [decision_idx, member] : members) {
-      auto& d = decisions[decision_idx];
-      if (decision_idx == chosen || !d.allowed())
-        continue;
-      d.why = chosen == std::string::npos && res.mode == route_mode::pinned
-                ? reason::pinned_route_unavailable
-                : reason::route_not_selected;
-    }
+    auto chosen = resolve_group(group_members(idx, group_idx, mcp_begin), configured, decisions);
     if (chosen != std::string::npos) {
       selected.emplace_back(chosen, group.action);
       res.server_id = std::string{decisions[chosen].server_id()};
@@ -764,6 +793,55 @@ effective_policy compose_policy(const policy_index& index, const run_context& ct
 effective_policy compose_policy(const tenant_state& tenant, const run_context& ctx,
                                 int64_t now_us) {
   return compose_policy(policy_index{tenant}, ctx, now_us);
+}
+
+std::vector<route_explanation> explain_routes(const policy_index& index,
+                                              const std::string& agent_id) {
+  const auto& idx = *index.parts_;
+  agent_grants no_grants;
+  auto agent = idx.agents.find(agent_id);
+  const auto& grants = agent != idx.agents.end() ? agent->second : no_grants;
+  std::vector<policy_decision> decisions;
+  decisions.reserve(internal_tools().size() + idx.phones.size() + idx.tool_count);
+  auto mcp_begin = decide_base(idx, grants, decisions);
+  std::vector<route_explanation> out;
+  const auto& groups = route_groups();
+  for (std::size_t group_idx = 0; group_idx < groups.size(); ++group_idx) {
+    const auto& group = groups[group_idx];
+    const auto* configured = find_route(idx.routes, agent_id, group.action);
+    auto members = group_members(idx, group_idx, mcp_begin);
+    // (whether each member is authorised before the route decides)
+    std::vector<bool> available;
+    for (const auto& [decision_idx, member] : members)
+      available.push_back(decisions[decision_idx].allowed());
+    auto chosen = resolve_group(members, configured, decisions);
+    route_explanation e;
+    e.resolved.action = std::string{group.action};
+    e.resolved.mode = configured != nullptr ? configured->mode : route_mode::automatic;
+    if (configured != nullptr && configured->mode == route_mode::pinned) {
+      e.pinned_server_id = configured->pinned_server_id;
+      e.pinned_tool = configured->pinned_tool;
+    }
+    if (chosen != std::string::npos) {
+      e.resolved.server_id = std::string{decisions[chosen].server_id()};
+      e.resolved.tool = std::string{decisions[chosen].tool()};
+    }
+    // Candidates in the order automatic selection prefers them.
+    std::vector<std::size_t> order(members.size());
+    for (std::size_t member_idx = 0; member_idx < members.size(); ++member_idx)
+      order[member_idx] = member_idx;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+      return std::make_pair(members[x].second, decisions[members[x].first].server_id())
+             < std::make_pair(members[y].second, decisions[members[y].first].server_id());
+    });
+    for (auto member_idx : order) {
+      const auto& d = decisions[members[member_idx].first];
+      e.candidates.push_back(
+        {std::string{d.server_id()}, std::string{d.tool()}, available[member_idx], d.why});
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
 }
 
 policy_decision check_grant(const tenant_state& tenant, std::string_view agent_id,

@@ -236,6 +236,28 @@ const std::vector<route_group>& route_groups();
 /// preset id, transport, URL and auth mode.
 bool is_canonical_exa(const mcp_server_record& server);
 
+/// One implementation of an action route, as the route sees it.
+struct route_candidate {
+  std::string server_id;
+  std::string tool;
+  bool available = false; ///< authorised by the base policy
+  /// Its decision once the route resolved: the grant's reason for the
+  /// selected one, route_not_selected or pinned_route_unavailable for other
+  /// available ones, the base policy's refusal otherwise.
+  reason why = reason::not_granted;
+};
+
+/// How one action route resolves for an agent under its base policy.
+struct route_explanation {
+  route_resolution resolved; ///< action, mode, the selected implementation (empty: none)
+  /// The configured target of a pinned route; empty when automatic.
+  std::string pinned_server_id;
+  std::string pinned_tool;
+  /// The group's implementations among the tenant's tools, in the order
+  /// automatic selection prefers them (member priority, then server id).
+  std::vector<route_candidate> candidates;
+};
+
 /// A tenant's configuration indexed for compose_policy: each server's tools
 /// (allowlisted or discovered) merged and sorted once, with their curated
 /// facts and route memberships, and every agent's grants keyed by tool
@@ -260,6 +282,8 @@ public:
 private:
   friend effective_policy compose_policy(const policy_index& index, const run_context& ctx,
                                          int64_t now_us);
+  friend std::vector<route_explanation> explain_routes(const policy_index& index,
+                                                       const std::string& agent_id);
   std::shared_ptr<const parts> parts_;
 };
 
@@ -271,6 +295,13 @@ effective_policy compose_policy(const policy_index& index, const run_context& ct
 
 /// The same from the state itself (builds a policy_index first).
 effective_policy compose_policy(const tenant_state& tenant, const run_context& ctx, int64_t now_us);
+
+/// Every known action route (route_groups order) for `agent_id` under its
+/// current base policy (step 1 and 2 of composition, the same code; no
+/// channel): which implementation it resolves to and why. Precondition as
+/// compose_policy's: the agent is the indexed tenant's.
+std::vector<route_explanation> explain_routes(const policy_index& index,
+                                              const std::string& agent_id);
 
 /// An action outside any run: the persisted grant (with defaults) for one
 /// tool of one agent, with the base policy's server checks.

@@ -264,7 +264,53 @@ mcp_server_record with_discovery(mcp_server_record rec, std::vector<tool_definit
   rec.cache_version = "d" + std::to_string(now_us);
   rec.discovered_us = now_us;
   rec.connected = true;
+  rec.last_test = {now_us, true, {}, {}};
   return rec;
+}
+
+mcp_server_record with_failed_test(mcp_server_record rec, errc code, std::string message,
+                                   int64_t now_us) {
+  rec.connected = false;
+  rec.last_test = {now_us, false, std::string{to_string(code)}, std::move(message)};
+  return rec;
+}
+
+json offered_catalog(const url_policy& policy) {
+  auto presets = json::array();
+  for (const auto& p : preset_catalog()) {
+    if (p.local_compose) {
+      auto checked = policy.check(p.url, "mcp");
+      if (!checked || !checked->registered)
+        continue;
+    }
+    json entry{{"id", p.id},
+               {"label", p.label},
+               {"transport", to_string(p.transport)},
+               {"auth", to_string(p.auth)},
+               {"url_required", p.url_rule == "https_any"},
+               {"local_compose", p.local_compose},
+               {"platform_default", p.platform_default}};
+    if (!p.url.empty())
+      entry["url"] = p.url;
+    if (!p.api_key_header.empty())
+      entry["api_key_header"] = p.api_key_header;
+    if (p.auth == auth_mode::oauth_authorization_code)
+      entry["oauth_dynamic_registration"] = p.oauth_dynamic_registration;
+    auto variants = json::array();
+    for (const auto& v : p.variants)
+      variants.push_back({{"id", v.id}, {"label", v.label}, {"url", v.url}});
+    entry["variants"] = std::move(variants);
+    auto tools = json::array();
+    for (const auto& t : p.tools)
+      tools.push_back({{"name", t.name},
+                       {"read_only", t.read_only},
+                       {"enabled_by_default", t.enabled_by_default},
+                       {"starter_grant", t.starter_grant},
+                       {"risk", to_string(t.risk)}});
+    entry["tools"] = std::move(tools);
+    presets.push_back(std::move(entry));
+  }
+  return json{{"presets", std::move(presets)}};
 }
 
 } // namespace voxos::server_setup

@@ -75,8 +75,23 @@ result<http_header_list> headers_from_text(std::string_view text);
 
 /// A record after a successful connection test that discovered `tools`: the
 /// cache bounded to `max_tools` (allowlisted tools first), a new cache
-/// version, the discovery time, connected.
+/// version, the discovery time, connected, and the test recorded as passed.
 mcp_server_record with_discovery(mcp_server_record rec, std::vector<tool_definition> tools,
                                  std::size_t max_tools, int64_t now_us);
+
+/// A record after a failed connection test: not connected (its cache stays
+/// for the next test), and the test recorded with the error it answered.
+mcp_server_record with_failed_test(mcp_server_record rec, errc code, std::string message,
+                                   int64_t now_us);
+
+/// The preset catalog as an owner may create from it (HTTP `GET
+/// /v1/catalog`), in catalog order: per preset its id, label, transport,
+/// auth mode (with the API-key header's name, or whether the provider
+/// registers clients itself), whether the URL is the owner's (`url_required`)
+/// or fixed (`url`), its variants {id, label, url}, and its curated tools
+/// {name, read_only, enabled_by_default, starter_grant, risk}. Local Compose
+/// presets are listed only where `policy` registers their exact URL (as
+/// from_request requires). The catalog holds no secret.
+nlohmann::json offered_catalog(const url_policy& policy);
 
 } // namespace voxos::server_setup

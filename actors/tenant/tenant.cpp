@@ -32,6 +32,7 @@
 #include "actors/tenant/server_sign_in.hpp"
 #include "actors/tenant/tenant_events.hpp"
 #include "actors/tenant/tenant_logic.hpp"
+#include "actors/tenant/tenant_queries.hpp"
 #include "actors/tools/delegation.hpp"
 #include "actors/tools/tool_desk.hpp"
 #include "actors/work/work_queue.hpp"
@@ -456,18 +457,22 @@ void finish_test(self_pointer self, const std::string& server_id, const std::str
   });
 }
 
-/// A failed test: the server is no longer connected; the caller gets `err`.
+/// A failed test: the server is no longer connected and the test is
+/// recorded with its error; the caller gets `err`.
 void fail_test(self_pointer self, const std::string& server_id, caf::error err,
                string_promise promise) {
   auto& st = self->state;
   drop_connection(self, server_id);
   auto rec = st.cfg.state.servers.find(server_id);
-  if (rec == st.cfg.state.servers.end() || !rec->second.connected) {
+  if (rec == st.cfg.state.servers.end()) {
     promise.deliver(std::move(err));
     return;
   }
-  auto down = rec->second;
-  down.connected = false;
+  // (an error of CAF's own here is the test's deadline)
+  bool ours = err.category() == error_category();
+  auto down = server_setup::with_failed_test(
+    rec->second, ours ? code_of(err) : errc::unavailable,
+    ours ? message_of(err) : std::string{"the server did not answer in time"}, wall_clock_us());
   std::vector<event_draft> events{tenant_events::server_upserted(down)};
   self->request(st.store, store_timeout, append_atom::value, config_append(st.tenant_id, events))
     .await(
@@ -2216,43 +2221,58 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
                 });
         });
     },
-    [self, note](list_atom, audit_atom, uint32_t limit) -> caf::result<std::string> {
+    [self, note](list_atom, audit_atom, uint32_t limit,
+                 const std::string& filter_text) -> caf::result<std::string> {
       note();
       auto promise = self->make_response_promise<std::string>();
+      auto filter = tenant_queries::audit_filter_of(filter_text);
       // Audit events can be large (a run's composition holds a decision per
-      // tool): read only the newest few, enough for `limit` rows in practice.
+      // tool): read only the newest few, enough for `limit` rows in
+      // practice (all of them when a filter may pass rows over).
       stream_query q{self->state.tenant_id, audit_stream, stream_query::newest,
-                     std::min(limit, max_audit_events_read)};
+                     filter.empty() ? std::min(limit, max_audit_events_read)
+                                    : max_audit_events_read};
       self->request(self->state.store, store_timeout, read_atom::value, q)
         .then(
-          [promise, limit](std::vector<event_record>& events) mutable {
-            // Flatten to one row per decision, newest first.
-            json rows = json::array();
-            for (auto it = events.rbegin(); it != events.rend() && rows.size() < limit; ++it) {
-              auto doc = json::parse(it->data, nullptr, false);
-              if (!doc.is_object())
-                continue;
-              if (it->type == "policy.composed" || it->type == "calls.decided") {
-                auto phase = it->type == "policy.composed" ? "compose" : "execute";
-                for (auto& d : doc["decisions"]) {
-                  if (rows.size() >= limit)
-                    break;
-                  rows.push_back({{"phase", phase},
-                                  {"time_us", it->time_us},
-                                  {"run_id", doc["run_id"]},
-                                  {"agent_id", doc["agent_id"]},
-                                  {"channel", doc["channel"]},
-                                  {"tool", d[0]},
-                                  {"server_id", d[1]},
-                                  {"reason", d[2]}});
-                }
-              } else {
-                doc["phase"] = it->type == "config.refused" ? "config" : "execute";
-                doc["time_us"] = it->time_us;
-                rows.push_back(doc);
-              }
-            }
-            promise.deliver(rows.dump());
+          [promise, filter, limit](std::vector<event_record>& events) mutable {
+            promise.deliver(tenant_queries::audit_rows(events, filter, limit).dump());
+          },
+          [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+      return promise;
+    },
+    [self, note](list_atom, server_atom, const std::string& server_id) -> caf::result<std::string> {
+      note();
+      const auto& servers = self->state.cfg.state.servers;
+      auto found = servers.find(server_id);
+      if (found == servers.end())
+        return make_error(errc::not_found, "server: no such server for this tenant");
+      return tenant_queries::server_detail(found->second).dump();
+    },
+    [self, note](list_atom, create_atom, server_atom) -> caf::result<std::string> {
+      note();
+      return server_setup::offered_catalog(*self->state.services.urls).dump();
+    },
+    [self, note](list_atom, route_atom, const std::string& agent_id) -> caf::result<std::string> {
+      note();
+      const auto& agents = self->state.cfg.state.agents;
+      if (std::none_of(agents.begin(), agents.end(),
+                       [&](const agent_record& a) { return a.agent_id == agent_id; }))
+        return make_error(errc::not_found, "agent: no such agent for this tenant");
+      return tenant_queries::route_list(explain_routes(current_policy_index(self->state), agent_id))
+        .dump();
+    },
+    [self, note](list_atom, run_atom, uint32_t limit) -> caf::result<std::string> {
+      note();
+      auto promise = self->make_response_promise<std::string>();
+      self
+        ->request(self->state.desk, store_timeout, knowledge_atom::value, std::string{"runs.list"},
+                  json{{"limit", limit}}.dump())
+        .then(
+          [self, promise](std::string& answer) mutable {
+            auto live = self->state.live_runs;
+            promise.deliver(tenant_queries::run_list(answer, [&live](const std::string& run_id) {
+                              return live->count(run_id) != 0;
+                            }).dump());
           },
           [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
       return promise;

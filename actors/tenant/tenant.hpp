@@ -73,6 +73,18 @@ using tenant_actor = caf::typed_actor<
                   std::string>::with<std::string>,
   // Lists the MCP server records (without cached schemas): JSON array.
   caf::replies_to<list_atom, server_atom>::with<std::string>,
+  // One server's record with its discovered tools (tenant_queries.hpp,
+  // server_detail); not_found for a server not this tenant's.
+  caf::replies_to<list_atom, server_atom, std::string>::with<std::string>,
+  // The preset catalog as this node offers it for creating servers
+  // (server_setup.hpp, offered_catalog): {"presets": [...]}.
+  caf::replies_to<list_atom, create_atom, server_atom>::with<std::string>,
+  // How each action route of an agent resolves under its base policy
+  // (tenant_queries.hpp, route_list); not_found for an agent not this tenant's.
+  caf::replies_to<list_atom, route_atom, std::string>::with<std::string>,
+  // The newest runs (at most the given count, history.hpp recent_runs), each
+  // with its state (tenant_queries.hpp, run_list).
+  caf::replies_to<list_atom, run_atom, uint32_t>::with<std::string>,
   // Patches a server: JSON {"enabled"?, "trusted"?, "allowed_tools"?}; answers the record.
   caf::replies_to<server_atom, std::string, std::string>::with<std::string>,
   // Creates a server from a preset or as a custom one (server_setup.hpp);
@@ -162,8 +174,9 @@ using tenant_actor = caf::typed_actor<
   // Execution check of one call in a run (run id, server id or "", tool)
   // against the run's snapshot; audited. Answers {allowed, reason}.
   caf::replies_to<check_atom, std::string, std::string, std::string>::with<std::string>,
-  // The newest audit rows (at most the given count): JSON array.
-  caf::replies_to<list_atom, audit_atom, uint32_t>::with<std::string>,
+  // The newest audit rows (at most the given count) that the filter (JSON
+  // of tenant_queries::audit_filter) lets through: JSON array.
+  caf::replies_to<list_atom, audit_atom, uint32_t, std::string>::with<std::string>,
   // Queued work (actors/work, actors/schedule): an agent host's operation
   // and its JSON body ("lease", "begin", "heartbeat", "complete", "fail",
   // "list"; see work_queue.hpp, and "begin" below), and the owner's

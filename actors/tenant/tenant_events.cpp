@@ -464,6 +464,30 @@ auto sealed_fields(Record& rec) {
      {"sign_in_flow", &rec.sign_in_flow}}};
 }
 
+result<connection_test> decode_connection_test(const json& x, const std::string& path) {
+  reader r{x, path, {"at_us", "ok", "error"}};
+  connection_test out;
+  r.integer("at_us", out.at_us);
+  r.flag("ok", out.ok);
+  if (r.has("error")) {
+    struct error_text {
+      std::string code;
+      std::string message;
+    };
+    error_text text;
+    r.object("error", text, [](const json& e, const std::string& at) -> result<error_text> {
+      reader er{e, at, {"code", "message"}};
+      error_text decoded;
+      er.text("code", decoded.code, rule::id);
+      er.text("message", decoded.message);
+      return er.finish(std::move(decoded));
+    });
+    out.error_code = std::move(text.code);
+    out.error_message = std::move(text.message);
+  }
+  return r.finish(std::move(out));
+}
+
 result<mcp_server_record> decode_server(const json& x, const std::string& path) {
   reader r{x,
            path,
@@ -491,7 +515,8 @@ result<mcp_server_record> decode_server(const json& x, const std::string& path) 
             "sign_in_flow",
             "needs_auth",
             "signed_in",
-            "has_oauth_client"}};
+            "has_oauth_client",
+            "last_test"}};
   mcp_server_record out;
   r.text("server_id", out.server_id, rule::server_id);
   r.text("tenant_id", out.tenant_id, rule::tenant);
@@ -520,6 +545,9 @@ result<mcp_server_record> decode_server(const json& x, const std::string& path) 
       r.text(name, *value);
   if (r.has("needs_auth"))
     r.flag("needs_auth", out.needs_auth);
+  // Absent from records made before tests were recorded, and until a test.
+  if (r.has("last_test"))
+    r.object("last_test", out.last_test, decode_connection_test);
   return r.finish(std::move(out));
 }
 
@@ -1137,6 +1165,12 @@ nlohmann::json to_json(const mcp_server_record& x, bool with_cached_tools) {
            {"allowed_tools", x.allowed_tools},
            {"cache_version", x.cache_version},
            {"discovered_us", x.discovered_us}};
+  if (x.last_test.at_us != 0) {
+    json test{{"at_us", x.last_test.at_us}, {"ok", x.last_test.ok}};
+    if (!x.last_test.ok)
+      test["error"] = {{"code", x.last_test.error_code}, {"message", x.last_test.error_message}};
+    out["last_test"] = std::move(test);
+  }
   if (with_cached_tools) {
     auto tools = json::array();
     for (const auto& def : x.cached_tools)
@@ -1238,6 +1272,14 @@ nlohmann::json to_json(const effective_policy& x) {
 
 result<agent_record> agent_from_json(const nlohmann::json& x) {
   return decode_agent(x, "");
+}
+
+bool is_id(std::string_view text) noexcept {
+  return valid_id(text);
+}
+
+bool is_tool_name(std::string_view text) noexcept {
+  return valid_tool(text);
 }
 
 result<mcp_server_record> server_from_json(const nlohmann::json& x) {

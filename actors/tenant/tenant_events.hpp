@@ -26,6 +26,7 @@
 
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -44,6 +45,12 @@ inline constexpr const char* stream = "config";
 /// The subagent model allowlist's bounds (tenant_model.hpp).
 inline constexpr std::size_t max_subagent_providers = 16;
 inline constexpr std::size_t max_subagent_models = 64;
+
+/// The identifier rules of the model, for readers that check a query: an id
+/// (agents, servers, runs, contacts: 1..64 of [a-z0-9_-]) and a tool name
+/// (1..128 of [A-Za-z0-9_.-]).
+bool is_id(std::string_view text) noexcept;
+bool is_tool_name(std::string_view text) noexcept;
 
 /// "<tenant>/cfg/": the prefix to scan when loading a tenant.
 std::string state_prefix(const std::string& tenant_id);

@@ -20,6 +20,17 @@ struct agent_record {
   bool is_default = false; ///< the tenant's first agent
 };
 
+/// The outcome of a server's last connection test (HTTP `POST
+/// /v1/servers/{id}/test`, a sign-in's finish); `at_us` 0: never tested.
+struct connection_test {
+  int64_t at_us = 0;
+  bool ok = false;
+  /// A failed test's error: its code (errc's name) and message, as the test
+  /// answered them (messages name rules, never values or secrets).
+  std::string error_code;
+  std::string error_message;
+};
+
 /// A remote MCP server record of one tenant.
 struct mcp_server_record {
   std::string server_id;
@@ -55,6 +66,7 @@ struct mcp_server_record {
   tool_cache cached_tools;
   std::string cache_version;
   int64_t discovered_us = 0;
+  connection_test last_test;
 };
 
 enum class grant_decision : uint8_t { allow, deny };

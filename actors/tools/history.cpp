@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <ctime>
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -305,6 +307,33 @@ struct history_index::impl {
   /// follow its start on its stream).
   std::string last_run;
   std::string last_chat;
+  /// The run list: the newest opts.recent_runs runs by (start time, run id),
+  /// and each one's key there by run id.
+  std::map<std::pair<int64_t, std::string>, recent_run> recent;
+  std::unordered_map<std::string, int64_t> recent_started;
+
+  void remember_start(std::string_view run_id, const run_data& run, int64_t started_us) {
+    std::string id{run_id};
+    if (auto known = recent_started.find(id); known != recent_started.end())
+      recent.erase({known->second, id});
+    recent_run entry{id, run.agent_id, run.chan, run.chat_id, started_us};
+    recent_started[id] = started_us;
+    recent.emplace(std::make_pair(started_us, id), std::move(entry));
+    while (recent.size() > opts.recent_runs) {
+      recent_started.erase(recent.begin()->second.run_id);
+      recent.erase(recent.begin());
+    }
+  }
+
+  void remember_end(std::string_view run_id, bool finished, int64_t ended_us) {
+    std::string id{run_id};
+    auto known = recent_started.find(id);
+    if (known == recent_started.end())
+      return;
+    auto& entry = recent.at({known->second, id});
+    entry.outcome = finished ? "finished" : "cancelled";
+    entry.ended_us = ended_us;
+  }
 
   result<bool> index_turn(const event_record& ev, std::string_view chat_id) {
     auto turn = parse_turn(ev.data);
@@ -361,6 +390,7 @@ struct history_index::impl {
       last_chat = run->chat_id;
       if (auto st = put_run(run_id, meta); !st)
         return st;
+      remember_start(run_id, *run, ev.time_us);
       return true;
     }
     if (ev.type == "run.finished" || ev.type == "run.cancelled") {
@@ -379,6 +409,7 @@ struct history_index::impl {
         updated["us"] = ev.time_us;
       if (auto st = put_run(run_id, updated); !st)
         return st;
+      remember_end(run_id, ev.type == "run.finished", ev.time_us);
       return true;
     }
     if (ev.type == "tools.round") {
@@ -447,6 +478,14 @@ const history_options& history_index::options() const noexcept {
 
 result<std::size_t> history_index::size() const {
   return self_->text->size();
+}
+
+std::vector<recent_run> history_index::recent_runs(std::size_t limit) const {
+  std::vector<recent_run> out;
+  limit = std::min(limit, self_->opts.recent_runs);
+  for (auto it = self_->recent.rbegin(); it != self_->recent.rend() && out.size() < limit; ++it)
+    out.push_back(it->second);
+  return out;
 }
 
 status history_index::commit() {

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -51,6 +52,23 @@ struct history_options {
   /// a neighbour (events of other kinds on the same stream) before the
   /// context stops on that side.
   std::size_t max_neighbour_gap = 16;
+  /// The run list (HTTP `GET /v1/runs`): the newest this many runs by start
+  /// time are kept in memory (about 200 bytes each), which is also the most
+  /// a listing answers.
+  std::size_t recent_runs = 500;
+};
+
+/// A run of the run list: its start, and its end once recorded.
+struct recent_run {
+  std::string run_id;
+  std::string agent_id;
+  std::string chan;
+  std::string chat_id;
+  int64_t started_us = 0;
+  /// "started" until run.finished or run.cancelled says "finished" or
+  /// "cancelled" (then ended_us is set).
+  std::string outcome = "started";
+  int64_t ended_us = 0;
 };
 
 class history_index {
@@ -71,6 +89,11 @@ public:
   const history_options& options() const noexcept;
   /// Records held (turns, tool rounds, runs).
   result<std::size_t> size() const;
+
+  /// The newest runs by start time, newest first (run id breaking ties), at
+  /// most `limit` and history_options::recent_runs. A run whose start the
+  /// index never saw is not listed.
+  std::vector<recent_run> recent_runs(std::size_t limit) const;
 
   /// On disk: writes pending changes to the index's files now (after a
   /// rebuild, say; they are written every fulltext_options::commit_every

@@ -412,6 +412,18 @@ caf::result<std::string> owner_op(self_pointer self, const std::string& op, cons
   }
   if (op == "skills.install")
     return install_skills(self, body);
+  if (op == "runs.list") {
+    auto runs = json::array();
+    for (auto& run : st.history->recent_runs(static_cast<std::size_t>(body.value("limit", 50))))
+      runs.push_back({{"run_id", std::move(run.run_id)},
+                      {"agent_id", std::move(run.agent_id)},
+                      {"channel", std::move(run.chan)},
+                      {"chat_id", std::move(run.chat_id)},
+                      {"started_us", run.started_us},
+                      {"outcome", std::move(run.outcome)},
+                      {"ended_us", run.ended_us}});
+    return json{{"runs", std::move(runs)}}.dump();
+  }
   if (op == "mcp.call")
     return server_call(self, body);
   if (op == "skills.slugs") {

@@ -27,7 +27,9 @@
 //
 // The owner's side (review of candidates, consent, listings, example skill
 // installs) and the node's own MCP servers reach the same state through
-// `(knowledge_atom, op, body)`.
+// `(knowledge_atom, op, body)`. "runs.list" {"limit"} answers the run list
+// the history keeps (history.hpp, recent_runs): {"runs": [{run_id,
+// agent_id, channel, chat_id, started_us, outcome, ended_us}]}, newest first.
 //
 // create_agent_schedule is the schedule keeper's (actors/schedule): the
 // desk refuses it outside an owner's text chat and otherwise forwards the

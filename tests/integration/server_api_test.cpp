@@ -57,6 +57,9 @@ TEST_CASE("a custom server is created, tested against its peer, allowlisted and 
   CHECK(tested.body["discovered_us"].get<int64_t>() > 0);
   CHECK_FALSE(tested.body["cache_version"].get<std::string>().empty());
   CHECK(f.find(id)["tool_count"] == tested.body["discovered"]);
+  CHECK(tested.body["last_test"]["ok"] == true);
+  CHECK(tested.body["last_test"]["at_us"] == tested.body["discovered_us"]);
+  CHECK_FALSE(tested.body["last_test"].contains("error"));
 
   auto patched = f.node->call(
     "PATCH", "/v1/servers/" + id, f.token,
@@ -67,6 +70,20 @@ TEST_CASE("a custom server is created, tested against its peer, allowlisted and 
   auto invented = f.node->call("PATCH", "/v1/servers/" + id, f.token,
                                json{{"allowed_tools", {"no_such_tool"}}}.dump());
   CHECK(invented.status == 404);
+
+  // One server's view: its discovered tools, each marked allowed or not.
+  auto one = f.node->call("GET", "/v1/servers/" + id, f.token);
+  REQUIRE_MESSAGE(one.status == 200, one.raw);
+  CHECK(one.body["tools"].size() == tested.body["discovered"]);
+  for (const auto& tool : one.body["tools"]) {
+    auto name = tool["name"].get<std::string>();
+    CHECK(tool["allowed"] == (name == "echo" || name == "get_forecast"));
+    CHECK(tool["description"].is_string());
+    CHECK(tool["read_only"].is_boolean());
+    CHECK(tool["idempotent"].is_boolean());
+    CHECK(tool.contains("destructive") == !tool["read_only"].get<bool>());
+  }
+  CHECK(one.body["last_test"] == tested.body["last_test"]);
 
   auto gone = f.node->call("DELETE", "/v1/servers/" + id, f.token);
   REQUIRE_MESSAGE(gone.status == 200, gone.raw);
@@ -164,4 +181,14 @@ TEST_CASE("a failed connection test answers the failure and leaves the server no
   CHECK(failed.status == 503);
   CHECK(f.find(id)["connected"] == false);
   CHECK(f.find(id)["tool_count"].get<int>() >= 6); // the cache stays for the next test
+  // The failure is the server's last test, with the error it answered.
+  auto last = f.find(id)["last_test"];
+  CHECK(last["ok"] == false);
+  CHECK(last["at_us"].get<int64_t>() > 0);
+  CHECK(last["error"]["code"] == failed.body["error"]["code"]);
+  CHECK(last["error"]["message"] == failed.body["error"]["message"]);
+  // A second failure is recorded too (the server was already not connected).
+  auto again = f.node->call("POST", "/v1/servers/" + id + "/test", f.token);
+  CHECK(again.status == 503);
+  CHECK(f.find(id)["last_test"]["at_us"].get<int64_t>() > last["at_us"].get<int64_t>());
 }

@@ -486,3 +486,46 @@ TEST_CASE("search query text is never syntax through the tool either") {
   CHECK(f.search("\"onion\" -garlic").size() == 2);
   CHECK(f.search("gar*").empty());
 }
+
+TEST_CASE("the run list keeps the newest runs by start time, however the events arrive") {
+  history_options opts;
+  opts.recent_runs = 3;
+  history_fixture f{"t_acme", opts};
+  f.run_started("r_1", "c_1");
+  f.run_started("r_2", "c_1");
+  f.record("run.r_1", "run.finished", json{{"run_id", "r_1"}, {"rounds", 0}, {"calls", 0}}.dump());
+  f.run_started("r_3", "c_2", channel::in_app_voice);
+  auto runs = f.index->recent_runs(10);
+  REQUIRE(runs.size() == 3);
+  CHECK(runs[0].run_id == "r_3");
+  CHECK(runs[0].chan == "in_app_voice");
+  CHECK(runs[0].chat_id == "c_2");
+  CHECK(runs[0].agent_id == "a_helper");
+  CHECK(runs[2].run_id == "r_1");
+  CHECK(runs[2].outcome == "finished");
+  CHECK(runs[2].ended_us > runs[2].started_us);
+  CHECK(runs[1].outcome == "started");
+  CHECK(runs[1].ended_us == 0);
+  // A fourth start pushes out the oldest; its late end changes nothing.
+  f.run_started("r_4", "c_3");
+  f.record("run.r_1", "run.cancelled",
+           json{{"run_id", "r_1"}, {"cancelled_calls", 0}, {"cancel_to_closed_us", 1}}.dump());
+  runs = f.index->recent_runs(10);
+  REQUIRE(runs.size() == 3);
+  CHECK(runs[0].run_id == "r_4");
+  CHECK(runs[2].run_id == "r_2");
+  CHECK(f.index->recent_runs(1).size() == 1);
+
+  // Rebuilt from the store (streams in key order, not start order), the
+  // list is the same.
+  history_fixture copy{"t_acme", opts};
+  copy.db = std::move(f.db);
+  auto rebuilt = rebuild_history(*copy.index, *copy.db);
+  REQUIRE(rebuilt);
+  auto again = copy.index->recent_runs(10);
+  REQUIRE(again.size() == 3);
+  for (std::size_t run_idx = 0; run_idx < again.size(); ++run_idx) {
+    CHECK(again[run_idx].run_id == runs[run_idx].run_id);
+    CHECK(again[run_idx].outcome == runs[run_idx].outcome);
+  }
+}
