@@ -214,8 +214,12 @@ export function reasonText(code) {
 export function GrantControl({ agentId, row, onSaved, label }) {
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
+  // The choice stays shown while the node saves it.
+  const [shown, setShown] = useState(row.decision);
+  useEffect(() => setShown(row.decision), [row.decision]);
   async function choose(event) {
     const decision = event.currentTarget.value;
+    setShown(decision);
     setBusy(true);
     setError(null);
     try {
@@ -224,12 +228,13 @@ export function GrantControl({ agentId, row, onSaved, label }) {
       const saved = await api('PUT', `/v1/agents/${encodeURIComponent(agentId)}/grants`, body);
       onSaved({ ...row, ...saved });
     } catch (failure) {
+      setShown(row.decision);
       setError(failure);
     }
     setBusy(false);
   }
   return html`<span class="grant">
-    <select aria-label=${label || `Grant of ${row.tool}`} value=${row.decision} disabled=${busy}
+    <select aria-label=${label || `Grant of ${row.tool}`} value=${shown} disabled=${busy}
       onChange=${choose} data-testid="grant">
       <option value="default">Default</option>
       <option value="allow">Allow</option>

@@ -178,7 +178,7 @@ test('a new owner adds, tests, allows, enables and grants a custom server, pins 
   const host = await hostDone;
   assert.equal(host.exit, 0, host.stdout);
   assert.match(host.stdout, new RegExp(`run ${ownerRunId} `));
-  await textMatching(page.locator('[data-testid=stream-state]'), /The run ended \(finished\)/);
+  await textMatching(page.locator('[data-testid=stream-state]'), /^The run ended\.$/);
   await textMatching(page.locator(`[data-testid=run-list] tr[data-run="${ownerRunId}"] [data-testid=run-state]`), /^Finished/);
   await textMatching(page.locator('[data-testid=recorded]'), /get_forecast/);
   await shot(page, 'owner-runs-finished');

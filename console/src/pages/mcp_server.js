@@ -51,17 +51,31 @@ function useTools(server, version) {
   return state;
 }
 
+/**
+ * A value the page shows at once when the owner changes it, before the node
+ * answers (a checkbox keeps the state it was clicked to); it follows `value`
+ * whenever the node's record changes.
+ */
+function useShown(value) {
+  const [shown, setShown] = useState(value);
+  useEffect(() => setShown(value), [JSON.stringify(value)]);
+  return [shown, setShown];
+}
+
 function ToolList({ server, tools, onChanged }) {
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
+  const [allowed, setAllowed] = useShown(server.allowed_tools);
   async function toggle(name, on) {
-    const next = on ? [...new Set([...server.allowed_tools, name])] : server.allowed_tools.filter((t) => t !== name);
+    const next = on ? [...new Set([...allowed, name])] : allowed.filter((t) => t !== name);
+    setAllowed(next);
     setBusy(true);
     setError(null);
     try {
       await api('PATCH', serverPath(server.server_id), { allowed_tools: next });
       await onChanged();
     } catch (failure) {
+      setAllowed(server.allowed_tools);
       setError(failure);
     }
     setBusy(false);
@@ -70,7 +84,7 @@ function ToolList({ server, tools, onChanged }) {
   return html`<table data-testid="discovered-tools">
     <thead><tr><th>Allowed</th><th>Tool</th><th>Marks</th><th>Description</th></tr></thead>
     <tbody>${tools.map((tool) => html`<tr key=${tool.name} data-tool=${tool.name}>
-      <td><input type="checkbox" aria-label=${`Allow ${tool.name}`} checked=${server.allowed_tools.includes(tool.name)}
+      <td><input type="checkbox" aria-label=${`Allow ${tool.name}`} checked=${allowed.includes(tool.name)}
         disabled=${busy} onChange=${(e) => toggle(tool.name, e.currentTarget.checked)} /></td>
       <td><span class="mono" data-testid="tool-name">${tool.name}</span>
         ${tool.title ? html`<div class="muted" data-testid="tool-title">${tool.title}</div>` : null}</td>
@@ -214,17 +228,20 @@ export function ServerCard({ server, agents, onChanged }) {
   const [error, setError] = useState(null);
   const [result, setResult] = useState(null);
   const tools = useTools(server, version);
+  const [flags, setFlags] = useShown({ enabled: server.enabled, trusted: server.trusted });
   const refresh = async () => {
     await onChanged();
     setVersion((v) => v + 1);
   };
   async function patch(body) {
+    setFlags({ ...flags, ...body });
     setBusy(true);
     setError(null);
     try {
       await api('PATCH', serverPath(server.server_id), body);
       await refresh();
     } catch (failure) {
+      setFlags({ enabled: server.enabled, trusted: server.trusted });
       setError(failure);
     }
     setBusy(false);
@@ -252,9 +269,9 @@ export function ServerCard({ server, agents, onChanged }) {
     </div>
     <p class="muted mono">${server.url} · ${server.transport} · auth ${server.auth}</p>
     <div class="row">
-      <label><input type="checkbox" checked=${server.enabled} disabled=${busy}
+      <label><input type="checkbox" checked=${flags.enabled} disabled=${busy}
         onChange=${(e) => patch({ enabled: e.currentTarget.checked })} /> Enabled</label>
-      <label><input type="checkbox" checked=${server.trusted} disabled=${busy}
+      <label><input type="checkbox" checked=${flags.trusted} disabled=${busy}
         onChange=${(e) => patch({ trusted: e.currentTarget.checked })} /> Trusted</label>
       <button class="secondary" disabled=${busy} onClick=${test}>Test connection</button>
       <${LastTest} server=${shown} result=${result} />

@@ -66,8 +66,8 @@ function Snapshot({ runId }) {
   const tools = snapshot.tools || [];
   return html`<section class="card" data-testid="snapshot">
     <h3>Snapshot</h3>
-    <p class="muted">Agent <span class="mono">${snapshot.agent_id}</span> · ${(snapshot.chan || '').replace(/_/g, ' ')}
-      · composed ${when(snapshot.created_us)} · fixed for the run’s life</p>
+    <p class="muted">
+      Agent <span class="mono">${snapshot.agent_id}</span> · ${(snapshot.chan || '').replace(/_/g, ' ')} · composed ${when(snapshot.created_us)} · fixed for the run’s life</p>
     <table>
       <thead><tr><th>Tool granted in the view</th><th>Origin</th><th>Server</th><th>Risk</th><th>Marks</th></tr></thead>
       <tbody>${tools.map((t) => html`<tr key=${`${t.server_id}/${t.name}`} data-tool=${t.name}>
@@ -146,7 +146,8 @@ function streamWords(stream) {
     case 'live':
       return 'Following this run live. Rounds from before you opened it are not replayed: see the recorded decisions below.';
     case 'ended':
-      return `The run ended (${(stream.reason || 'finished').replace(/_/g, ' ')}).`;
+      // "ended" is a normal end (finished); anything else names why it stopped.
+      return !stream.reason || stream.reason === 'ended' ? 'The run ended.' : `The run stopped: ${stream.reason}.`;
     case 'closed':
       return 'The activity stream closed.';
     default:

@@ -101,8 +101,8 @@ function Route({ route, agentId, servers, onChanged }) {
       ${pinned && html`<button class="secondary" disabled=${busy} onClick=${() => put({ mode: 'automatic' })}>
         Back to automatic</button>`}
     </div>
-    <p data-testid="route-resolved">Resolves to <strong>${implementation(servers, route.resolved)}</strong>
-      — ${reasonText(route.reason)}.</p>
+    <p data-testid="route-resolved">
+      Resolves to <strong>${implementation(servers, route.resolved)}</strong> — ${reasonText(route.reason)}.</p>
     ${route.candidates.length === 0
       ? html`<p class="muted">Add one of the servers that implement this action (see MCP) to choose here.</p>`
       : html`<table>
