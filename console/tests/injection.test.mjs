@@ -1,7 +1,8 @@
 // Script in what the console shows is shown as text, never run: a hostile
 // MCP peer (sdk_peer.mjs --hostile: a tool whose title and description hold
 // an <img onerror> tag and a </script><script> break-out, and a tool whose
-// name is such a tag), a server label and an agent name holding the same.
+// name is such a tag, which discovery skips: no record keeps a name outside
+// [A-Za-z0-9_.-]), a server label and an agent name holding the same.
 // The owner adds and tests the server and opens MCP, Tools and Runs; the
 // page's own flag (window.__pwned) stays unset, no element is made from the
 // text, and the text itself is on screen.
@@ -61,17 +62,18 @@ test('hostile tool names, titles, descriptions, a server label and an agent name
   await card.waitFor();
   assert.equal(await card.locator('[data-testid=server-label]').textContent(), LABEL);
   await card.locator('button:text("Test connection")').click();
-  await card.locator('[data-testid=test-result]').waitFor();
+  // The tool whose name is markup is skipped by discovery (no record keeps
+  // such a name) and the test says so; the rest of the server works.
+  const result = await card.locator('[data-testid=test-result]').textContent();
+  assert.match(result, /^Connected: \d+ tools discovered, 1 skipped\.$/);
 
-  // The discovered tools: the hostile title, description and name as text.
+  // The discovered tools: the hostile title and description as text.
   const hostile = card.locator('tr[data-tool="hostile_text"]');
   await hostile.waitFor();
   assert.equal(await hostile.locator('[data-testid=tool-title]').textContent(), IMG);
   assert.equal(await hostile.locator('[data-testid=tool-description]').textContent(), `Echoes text. ${SCRIPT} ${IMG}`);
   const names = await card.locator('[data-testid=tool-name]').allTextContents();
-  assert.ok(names.includes(IMG), `tool names shown: ${names.join(', ')}`);
-  const markupRow = card.locator('tr', { has: page.locator(`[data-testid=tool-name]:text-is("${IMG}")`) });
-  assert.equal(await markupRow.locator('[data-testid=tool-description]').textContent(), SCRIPT);
+  assert.ok(names.includes('hostile_text') && !names.includes(IMG), `tool names shown: ${names.join(', ')}`);
 
   // Allowed and granted: the hostile tool reaches the grants of two agents.
   await card.getByLabel('Allow hostile_text', { exact: true }).check();
@@ -89,7 +91,7 @@ test('hostile tool names, titles, descriptions, a server label and an agent name
   const section = page.locator('[data-testid=server-tools]', { hasText: 'onerror' });
   assert.equal(await section.locator('h3').textContent(), `MCP server: ${LABEL}`);
   const toolNames = await section.locator('td.mono').allTextContents();
-  assert.ok(toolNames.includes(IMG) && toolNames.includes('hostile_text'), toolNames.join(', '));
+  assert.ok(toolNames.includes('hostile_text'), toolNames.join(', '));
   await page.selectOption('#agent', { label: `Agent ${IMG}` });
   await page.waitForSelector('[data-testid=server-tools]');
   await shot(page, 'injection-tools');

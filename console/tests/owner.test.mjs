@@ -46,6 +46,20 @@ after(async () => {
 /** Problems other than the failed requests a test provoked on purpose. */
 const unexpected = (page) => page.problems.filter((p) => !/Failed to load resource/.test(p));
 
+/** A fresh page signed in with `token`, on the page named `nav` (MCP, Tools, Runs). */
+async function signedIn(token, nav) {
+  const page = await openPage(browser);
+  await signIn(page, node.base, token);
+  if (nav) await page.click(`nav a:text("${nav}")`);
+  return page;
+}
+
+/** Asserts the page had no unexpected problem and closes it. */
+async function done(page) {
+  assert.deepEqual(unexpected(page), []);
+  await page.context().close();
+}
+
 const card = (page, label) => page.locator('[data-testid=server]', { has: page.locator(`[data-testid=server-label]:text-is("${label}")`) });
 
 /** Waits until `locator`'s text matches `pattern`; answers the text. */
@@ -70,13 +84,11 @@ function runHost(agentId, thinkMs) {
   let stdout = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
   child.stderr.on('data', (chunk) => (stdout += chunk));
-  return new Promise((done) => child.on('exit', (exit) => done({ exit, stdout })));
+  return new Promise((resolve) => child.on('exit', (exit) => resolve({ exit, stdout })));
 }
 
 test('a new owner adds, tests, allows, enables and grants a custom server, pins a route and watches a run’s wave', async () => {
-  const page = await openPage(browser);
-  await signIn(page, node.base, owner.token);
-  await page.click('nav a:text("MCP")');
+  const page = await signedIn(owner.token, 'MCP');
   await page.waitForSelector('[data-testid=mcp-page]');
 
   // The custom server form, at the registered loopback URL.
@@ -182,27 +194,22 @@ test('a new owner adds, tests, allows, enables and grants a custom server, pins 
   await textMatching(page.locator(`[data-testid=run-list] tr[data-run="${ownerRunId}"] [data-testid=run-state]`), /^Finished/);
   await textMatching(page.locator('[data-testid=recorded]'), /get_forecast/);
   await shot(page, 'owner-runs-finished');
-  assert.deepEqual(unexpected(page), []);
   assert.deepEqual(page.problems, []);
-  await page.context().close();
+  await done(page);
 });
 
 test('an ended run opened later shows what the node recorded and says why there is no live activity', async () => {
-  const page = await openPage(browser);
-  await signIn(page, node.base, owner.token);
+  const page = await signedIn(owner.token);
   await page.goto(`${node.base}/#/runs/${ownerRunId}`);
   await textMatching(page.locator('[data-testid=stream-state]'), /no longer live/);
   await textMatching(page.locator('[data-testid=recorded]'), /get_forecast/);
   assert.equal(await page.locator('[data-testid=round]').count(), 0);
   assert.match(await page.locator('[data-testid=snapshot]').textContent(), /get_forecast/);
-  assert.deepEqual(unexpected(page), []);
-  await page.context().close();
+  await done(page);
 });
 
 test('an unregistered loopback URL is refused by the URL policy, in words, and nothing is added', async () => {
-  const page = await openPage(browser);
-  await signIn(page, node.base, owner.token);
-  await page.click('nav a:text("MCP")');
+  const page = await signedIn(owner.token, 'MCP');
   await page.waitForSelector('[data-testid=mcp-page]');
   const before = (await node.call(owner.token, 'GET', '/v1/servers')).body.length;
   await page.fill('#custom-url', `http://127.0.0.1:${peer.port}/unregistered`);
@@ -215,8 +222,7 @@ test('an unregistered loopback URL is refused by the URL policy, in words, and n
   await shot(page, 'owner-mcp-url-refused');
   assert.equal((await node.call(owner.token, 'GET', '/v1/servers')).body.length, before);
   assert.equal(await card(page, 'Not registered').count(), 0);
-  assert.deepEqual(unexpected(page), []);
-  await page.context().close();
+  await done(page);
 });
 
 test('a connection test of a server that stopped fails in words and marks it not connected', async () => {
@@ -224,9 +230,7 @@ test('a connection test of a server that stopped fails in words and marks it not
   assert.equal(created.status, 201);
   assert.equal((await node.call(owner.token, 'POST', `/v1/servers/${created.body.server_id}/test`)).status, 200);
   stoppedPeer.stop();
-  const page = await openPage(browser);
-  await signIn(page, node.base, owner.token);
-  await page.click('nav a:text("MCP")');
+  const page = await signedIn(owner.token, 'MCP');
   const server = card(page, 'Stopped peer');
   await server.waitFor();
   await server.locator('button:text("Test connection")').click();
@@ -236,14 +240,11 @@ test('a connection test of a server that stopped fails in words and marks it not
   await textMatching(server.locator('[data-testid=connected]'), /^Not connected$/);
   await textMatching(server.locator('[data-testid=last-test]'), /Last test failed/);
   await shot(page, 'owner-mcp-test-failed');
-  assert.deepEqual(unexpected(page), []);
-  await page.context().close();
+  await done(page);
 });
 
 test('another tenant’s token sees none of this tenant’s servers or runs', async () => {
-  const page = await openPage(browser);
-  await signIn(page, node.base, other.token);
-  await page.click('nav a:text("MCP")');
+  const page = await signedIn(other.token, 'MCP');
   await page.waitForSelector('[data-testid=server]');
   const labels = await page.locator('[data-testid=server-label]').allTextContents();
   assert.deepEqual(labels, ['Exa web search']);
@@ -255,6 +256,5 @@ test('another tenant’s token sees none of this tenant’s servers or runs', as
   assert.match(await page.locator('[data-testid=stream-state]').textContent(), /no longer live|not available/);
   assert.equal(await page.locator('[data-testid=round]').count(), 0);
   await shot(page, 'owner-other-tenant');
-  assert.deepEqual(unexpected(page), []);
-  await page.context().close();
+  await done(page);
 });

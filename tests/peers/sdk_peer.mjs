@@ -425,7 +425,7 @@ const mapsTool = {
 
 // With --hostile: markup and script where a server's text reaches a page.
 // `hostile_text` carries them in its title and description; the second
-// tool's name is itself markup (the node keeps any name of up to 128 bytes).
+// tool's name is itself markup (a node's discovery should skip it).
 const HOSTILE_TEXTS = {
   img: "<img src=x onerror=window.__pwned=1>",
   script: "</script><script>window.__pwned=2</script>",
