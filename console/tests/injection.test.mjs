@@ -61,7 +61,7 @@ test('hostile tool names, titles, descriptions, a server label and an agent name
   });
   await card.waitFor();
   assert.equal(await card.locator('[data-testid=server-label]').textContent(), LABEL);
-  await card.locator('button:text("Test connection")').click();
+  await card.locator('button:text-is("Test connection")').click();
   // The tool whose name is markup is skipped by discovery (no record keeps
   // such a name) and the test says so; the rest of the server works.
   const result = await card.locator('[data-testid=test-result]').textContent();

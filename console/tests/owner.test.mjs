@@ -101,7 +101,7 @@ test('a new owner adds, tests, allows, enables and grants a custom server, pins 
   assert.match(await server.textContent(), /Not tested yet|No tools discovered yet/);
 
   // The connection test discovers the peer's tools, read-only marks included.
-  await server.locator('button:text("Test connection")').click();
+  await server.locator('button:text-is("Test connection")').click();
   assert.match(await textMatching(server.locator('[data-testid=test-result]'), /Connected/), /Connected: \d+ tools discovered/);
   const forecastRow = server.locator('[data-testid=discovered-tools] tr[data-tool="get_forecast"]');
   await forecastRow.waitFor();
@@ -122,7 +122,7 @@ test('a new owner adds, tests, allows, enables and grants a custom server, pins 
   await server.getByLabel('Enabled').check();
   await textMatching(server, /need a passing connection test/);
   await server.getByLabel('Trusted').check();
-  await server.locator('button:text("Test connection")').click();
+  await server.locator('button:text-is("Test connection")').click();
   await textMatching(server.locator('[data-testid=connected]'), /^Connected$/);
 
   // One of them granted to the default agent, from the server's card.
@@ -160,7 +160,7 @@ test('a new owner adds, tests, allows, enables and grants a custom server, pins 
   await route.waitFor();
   assert.equal(await route.locator('[data-testid=route-mode]').textContent(), 'Automatic');
   assert.match(await route.locator('[data-testid=route-resolved]').textContent(), /web_search_exa on Exa web search — chosen automatically/);
-  await route.locator('[data-testid=candidate]', { hasText: 'web_search_exa' }).locator('button:text("Pin this")').click();
+  await route.locator('[data-testid=candidate]', { hasText: 'web_search_exa' }).locator('button:text-is("Pin this")').click();
   await textMatching(route.locator('[data-testid=route-mode]'), /^Pinned$/);
   assert.match(await route.locator('[data-testid=route-resolved]').textContent(), /web_search_exa on Exa web search — pinned by you/);
   const routes = (await node.call(owner.token, 'GET', `/v1/agents/${agentId}/routes`)).body.routes;
@@ -233,7 +233,7 @@ test('a connection test of a server that stopped fails in words and marks it not
   const page = await signedIn(owner.token, 'MCP');
   const server = card(page, 'Stopped peer');
   await server.waitFor();
-  await server.locator('button:text("Test connection")').click();
+  await server.locator('button:text-is("Test connection")').click();
   const error = await textMatching(server.locator('[data-testid=error]'), /connection test failed/);
   assert.match(error, /The connection test failed\. Could not reach it/);
   assert.doesNotMatch(error, /\b50\d\b/);
@@ -256,5 +256,36 @@ test('another tenant’s token sees none of this tenant’s servers or runs', as
   assert.match(await page.locator('[data-testid=stream-state]').textContent(), /no longer live|not available/);
   assert.equal(await page.locator('[data-testid=round]').count(), 0);
   await shot(page, 'owner-other-tenant');
+  await done(page);
+});
+
+test('the catalog adds a preset in the chosen variant, and a keyed preset with its key sealed, never shown', async () => {
+  const page = await signedIn(owner.token, 'MCP');
+  const workspace = page.locator('[data-testid=preset][data-preset="google_workspace"]');
+  await workspace.waitFor();
+  const variants = await workspace.locator('select option').allTextContents();
+  assert.ok(variants.includes('Gmail') && variants.includes('Google Drive'), variants.join(', '));
+  await workspace.locator('select').selectOption({ label: 'Google Drive' });
+  await workspace.locator('button:text-is("Add")').click();
+  const drive = page.locator('[data-testid=server]').filter({ hasText: 'google_workspace · drive' });
+  await drive.waitFor();
+  assert.match(await drive.textContent(), /Sign-in needed/);
+  await drive.locator('[data-testid=auth-panel]').waitFor();
+
+  const key = 'tvly-console-test-key-0123456789';
+  const tavily = page.locator('[data-testid=preset][data-preset="tavily"]');
+  assert.equal(await tavily.locator('button:text-is("Add")').isDisabled(), true);
+  await tavily.getByLabel('Tavily API key').fill(key);
+  await tavily.locator('button:text-is("Add")').click();
+  const keyed = page.locator('[data-testid=server]').filter({ hasText: 'tavily' });
+  await keyed.waitFor();
+  await keyed.locator('summary:text-is("Advanced")').click();
+  assert.match(await keyed.textContent(), /sends sealed headers/);
+  assert.equal(await tavily.getByLabel('Tavily API key').inputValue(), '');
+  assert.ok(!(await page.locator('body').textContent()).includes(key));
+  const listed = (await node.call(owner.token, 'GET', '/v1/servers')).body;
+  assert.ok(listed.some((s) => s.preset_id === 'google_workspace' && s.variant === 'drive'));
+  assert.ok(!JSON.stringify(listed).includes(key));
+  await shot(page, 'owner-mcp-catalog');
   await done(page);
 });

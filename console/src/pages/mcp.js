@@ -21,6 +21,8 @@ function CustomServerForm({ onCreated }) {
   const [transport, setTransport] = useState('streamable_http');
   const [label, setLabel] = useState('');
   const [auth, setAuth] = useState('none');
+  const [headerName, setHeaderName] = useState('');
+  const [headerValue, setHeaderValue] = useState('');
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
   async function submit(event) {
@@ -31,9 +33,12 @@ function CustomServerForm({ onCreated }) {
       const body = { url: url.trim(), transport };
       if (label.trim()) body.label = label.trim();
       if (auth !== 'none') body.auth = auth;
+      if (headerName.trim()) body.headers = { [headerName.trim()]: headerValue };
       await api('POST', '/v1/servers', body);
       setUrl('');
       setLabel('');
+      setHeaderName('');
+      setHeaderValue('');
       await onCreated();
     } catch (failure) {
       setError(explainCreateFailure(failure));
@@ -58,6 +63,13 @@ function CustomServerForm({ onCreated }) {
       <option value="none">None</option>
       <option value="oauth_authorization_code">OAuth sign-in (authorization code)</option>
     </select>
+    <label for="custom-header">Header (optional)</label>
+    <div class="row">
+      <input id="custom-header" placeholder="Name, e.g. X-Api-Key" value=${headerName}
+        onInput=${(e) => setHeaderName(e.currentTarget.value)} />
+      <input type="password" autocomplete="off" aria-label="Header value" placeholder="Value (sealed on the node)"
+        value=${headerValue} onInput=${(e) => setHeaderValue(e.currentTarget.value)} />
+    </div>
     <div><button type="submit" disabled=${busy || !url.trim()}>Add server</button></div>
     <${ErrorNote} error=${error} />
   </form>`;
@@ -66,8 +78,12 @@ function CustomServerForm({ onCreated }) {
 function PresetCard({ preset, onCreated }) {
   const [variant, setVariant] = useState(preset.variants.length ? preset.variants[0].id : '');
   const [url, setUrl] = useState('');
+  const [key, setKey] = useState('');
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
+  // A preset that sends a key takes it as its one header (sealed on the node).
+  const keyHeader = preset.auth === 'api_key_header' ? preset.api_key_header
+    : preset.auth === 'static_bearer' || preset.auth === 'brokered_oauth' ? 'Authorization' : null;
   async function add() {
     setBusy(true);
     setError(null);
@@ -75,7 +91,9 @@ function PresetCard({ preset, onCreated }) {
       const body = { preset_id: preset.id };
       if (variant) body.variant = variant;
       if (preset.url_required) body.url = url.trim();
+      if (keyHeader) body.headers = { [keyHeader]: keyHeader === 'Authorization' ? `Bearer ${key.trim()}` : key.trim() };
       await api('POST', '/v1/servers', body);
+      setKey('');
       await onCreated();
     } catch (failure) {
       setError(explainCreateFailure(failure));
@@ -91,7 +109,11 @@ function PresetCard({ preset, onCreated }) {
     </select>`}
     ${preset.url_required && html`<input type="url" aria-label=${`${preset.label} URL`} placeholder="https://…"
       value=${url} onInput=${(e) => setUrl(e.currentTarget.value)} />`}
-    <button class="secondary" disabled=${busy || (preset.url_required && !url.trim())} onClick=${add}>Add</button>
+    ${keyHeader && html`<input type="password" autocomplete="off" aria-label=${`${preset.label} API key`}
+      placeholder=${keyHeader === 'Authorization' ? 'API key or token' : `API key (${keyHeader})`}
+      value=${key} onInput=${(e) => setKey(e.currentTarget.value)} />`}
+    <button class="secondary" disabled=${busy || (preset.url_required && !url.trim()) || (keyHeader && !key.trim())}
+      onClick=${add}>Add</button>
     <${ErrorNote} error=${error} />
   </div>`;
 }

@@ -134,6 +134,8 @@ function AuthPanel({ server, onChanged, onDelete }) {
   const [error, setError] = useState(null);
   const [note, setNote] = useState(null);
   const [busy, setBusy] = useState(false);
+  // Open at first when a sign-in is needed; then the owner opens and closes it.
+  const [openAtFirst] = useState(Boolean(server.needs_auth));
   async function act(what, run) {
     setBusy(true);
     setError(null);
@@ -147,14 +149,16 @@ function AuthPanel({ server, onChanged, onDelete }) {
   }
   const startSignIn = (body) => act('Sign-in', async () => {
     setAnswer(await api('POST', `${serverPath(server.server_id)}/sign-in`, body));
+    // Sealed on the node now: the page keeps no copy.
+    if (body.client_secret) setClientSecret('');
   });
   const finalize = () => act('Finalizing the connection', async () => {
     const done = await api('POST', `${serverPath(server.server_id)}/finalize`);
     setNote(`Connected: ${done.discovered ?? 0} tools discovered.`);
     await onChanged();
   });
-  return html`<details class="panel" data-testid="auth-panel" open=${server.needs_auth}>
-    <summary>Auth ${server.signed_in ? '— signed in' : server.needs_auth ? '— sign-in needed' : ''}</summary>
+  return html`<details class="panel" data-testid="auth-panel" open=${openAtFirst}>
+    <summary>Auth ${server.needs_auth ? '— sign-in needed' : server.signed_in ? '— signed in' : ''}</summary>
     <p class="muted">Signing in opens the provider’s page in a new tab; once you approve, the node
       finishes the connection by itself. Use Finalize connection if it did not.</p>
     <div class="row">
