@@ -166,6 +166,10 @@ test('a new owner adds, tests, allows, enables and grants a custom server, pins 
   const routes = (await node.call(owner.token, 'GET', `/v1/agents/${agentId}/routes`)).body.routes;
   assert.equal(routes.find((r) => r.action === 'web.search').mode, 'pinned');
   await shot(page, 'owner-tools-pinned');
+  await route.locator('button:text-is("Back to automatic")').click();
+  await textMatching(route.locator('[data-testid=route-mode]'), /^Automatic$/);
+  await route.locator('[data-testid=candidate]', { hasText: 'web_search_exa' }).locator('button:text-is("Pin this")').click();
+  await textMatching(route.locator('[data-testid=route-mode]'), /^Pinned$/);
 
   // Runs: the example host starts a run; the page finds it live and follows its wave.
   await page.click('nav a:text("Runs")');
@@ -186,6 +190,7 @@ test('a new owner adds, tests, allows, enables and grants a custom server, pins 
   for (const cell of cells) assert.match(cell, /^\d+(\.\d+)? (µs|ms|s)$/);
   assert.deepEqual(await round.locator('tr[data-call] td:nth-child(2)').allTextContents(), Array(7).fill('get_forecast'));
   assert.match(await page.locator('[data-testid=snapshot]').textContent(), /get_forecast/);
+  assert.equal(await page.locator('[data-testid=snapshot-route]').textContent(), 'web.search: pinned, served by web_search_exa');
   await shot(page, 'owner-runs-wave');
   const host = await hostDone;
   assert.equal(host.exit, 0, host.stdout);

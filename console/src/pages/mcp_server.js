@@ -11,6 +11,16 @@ const serverPath = (id) => `/v1/servers/${encodeURIComponent(id)}`;
 /** Auth modes whose owner signs in through the provider (the Auth panel). */
 const signInModes = new Set(['oauth_authorization_code', 'brokered_oauth']);
 
+/** An http(s) URL as it is, else null: a provider's URL becomes a link only then. */
+function webUrl(text) {
+  try {
+    const url = new URL(text);
+    return url.protocol === 'https:' || url.protocol === 'http:' ? url.href : null;
+  } catch {
+    return null;
+  }
+}
+
 function explainTestFailure(failure) {
   return new Error(`The connection test failed. ${failure.message}`);
 }
@@ -166,7 +176,9 @@ function AuthPanel({ server, onChanged, onDelete }) {
       <button class="secondary" disabled=${busy} onClick=${finalize}>Finalize connection</button>
     </div>
     ${answer && html`<div class="card" data-testid="sign-in-answer">
-      <p><a href=${answer.authorization_url} target="_blank" rel="noopener noreferrer">Open the provider’s sign-in page</a></p>
+      <p>${webUrl(answer.authorization_url)
+        ? html`<a href=${webUrl(answer.authorization_url)} target="_blank" rel="noopener noreferrer">Open the provider’s sign-in page</a>`
+        : html`<span class="bad">The provider’s sign-in address is not a web address; it is not opened.</span>`}</p>
       <label for=${`redirect-${server.server_id}`}>Redirect URI to register with the provider</label>
       <${CopyField} id=${`redirect-${server.server_id}`} value=${answer.redirect_uri} />
     </div>`}

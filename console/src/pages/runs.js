@@ -64,6 +64,7 @@ function Snapshot({ runId }) {
   if (!run) return html`<${Loading} what="the run's snapshot" />`;
   const snapshot = run.snapshot || {};
   const tools = snapshot.tools || [];
+  const routes = snapshot.routes || [];
   return html`<section class="card" data-testid="snapshot">
     <h3>Snapshot</h3>
     <p class="muted">
@@ -75,6 +76,8 @@ function Snapshot({ runId }) {
         <td>${t.read_only ? 'read-only' : t.mutating ? 'changes things' : ''}${t.route_action ? ` · serves ${t.route_action}` : ''}</td>
       </tr>`)}</tbody>
     </table>
+    ${routes.map((r) => html`<p key=${r.action} data-testid="snapshot-route">
+      <span class="mono">${r.action}</span>: ${r.mode}, ${r.tool ? html`served by <span class="mono">${r.tool}</span>` : 'no implementation'}</p>`)}
   </section>`;
 }
 
