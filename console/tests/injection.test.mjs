@@ -78,8 +78,9 @@ test('hostile tool names, titles, descriptions, a server label and an agent name
   // Allowed and granted: the hostile tool reaches the grants of two agents.
   await card.getByLabel('Allow hostile_text', { exact: true }).check();
   const grants = card.locator('[data-testid=server-grants]');
-  await grants.waitFor();
-  assert.ok((await grants.textContent()).includes(`Agent ${IMG}`));
+  await grants.locator('tr[data-tool="hostile_text"]').nth(1).waitFor();
+  const agentsShown = await grants.locator('tr[data-tool="hostile_text"] td:first-child').allTextContents();
+  assert.deepEqual(agentsShown.sort(), [`Agent ${IMG}`, 'Default']);
   await shot(page, 'injection-mcp');
   await assertInert(page, requests);
 
