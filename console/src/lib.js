@@ -155,19 +155,11 @@ export function missingRoute(error) {
   return Boolean(error && error.status === 404 && error.detail === 'no such route');
 }
 
-/** Calls `load()` now and every `ms` while mounted: { data, error, reload }. */
-export function usePoll(load, ms, deps = []) {
+/** Calls `load()` now and every `ms` while mounted (see useEvery): { data, error }. */
+export function usePoll(load, ms) {
   const [state, setState] = useState({ data: null, error: null });
-  const reload = useCallback(
-    () => load().then((data) => setState({ data, error: null }), (error) => setState((s) => ({ ...s, error }))),
-    deps,
-  );
-  useEffect(() => {
-    reload();
-    const timer = setInterval(reload, ms);
-    return () => clearInterval(timer);
-  }, [reload]);
-  return { ...state, reload };
+  useEvery(() => load().then((data) => setState({ data, error: null }), (error) => setState((s) => ({ ...s, error }))), ms);
+  return state;
 }
 
 /** A policy reason code (actors/tenant/policy.hpp) in words. */

@@ -133,7 +133,7 @@ test('Start sign-in, the provider, Finalize connection, an own client, a revoked
   // Delete server (from the Auth panel) asks first.
   await panel.locator('button:text-is("Delete server")').click();
   assert.match(await panel.textContent(), /This cannot be undone/);
-  await panel.locator('button:text-is("Keep it")').click();
+  await panel.locator('button:text-is("Cancel")').click();
   await panel.locator('button:text-is("Delete server")').click();
   await panel.locator('button:text-is("Yes, delete server")').click();
   await card.waitFor({ state: 'detached' });

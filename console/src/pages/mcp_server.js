@@ -4,7 +4,9 @@
 // signs in with OAuth, and Advanced with Delete server. Everything from the
 // server (label, tool names, titles, descriptions) is shown as text.
 import { api } from '../api.js';
-import { ErrorNote, GrantControl, html, missingRoute, useEffect, useState, when } from '../lib.js';
+import {
+  ConfirmButton, CopyButton, ErrorNote, GrantControl, html, missingRoute, useAction, useEffect, useState, when,
+} from '../lib.js';
 
 const serverPath = (id) => `/v1/servers/${encodeURIComponent(id)}`;
 
@@ -180,7 +182,11 @@ function AuthPanel({ server, onChanged, onDelete }) {
         ? html`<a href=${webUrl(answer.authorization_url)} target="_blank" rel="noopener noreferrer">Open the provider’s sign-in page</a>`
         : html`<span class="bad">The provider’s sign-in address is not a web address; it is not opened.</span>`}</p>
       <label for=${`redirect-${server.server_id}`}>Redirect URI to register with the provider</label>
-      <${CopyField} id=${`redirect-${server.server_id}`} value=${answer.redirect_uri} />
+      <div class="row">
+        <input id=${`redirect-${server.server_id}`} class="mono wide" readonly value=${answer.redirect_uri}
+          data-testid="redirect-uri" onFocus=${(e) => e.currentTarget.select()} />
+        <${CopyButton} text=${answer.redirect_uri} />
+      </div>
     </div>`}
     <h4>Your own OAuth client</h4>
     <p class="muted">If the provider does not register clients itself, create one there with the redirect
@@ -199,41 +205,15 @@ function AuthPanel({ server, onChanged, onDelete }) {
   </details>`;
 }
 
-function CopyField({ id, value }) {
-  const [copied, setCopied] = useState(false);
-  async function copy() {
-    try {
-      await navigator.clipboard.writeText(value);
-      setCopied(true);
-    } catch {
-      document.getElementById(id).select();
-    }
-  }
-  return html`<div class="row">
-    <input id=${id} class="mono wide" readonly value=${value} data-testid="redirect-uri"
-      onFocus=${(e) => e.currentTarget.select()} />
-    <button class="secondary" onClick=${copy}>${copied ? 'Copied' : 'Copy'}</button>
-  </div>`;
-}
-
 function DeleteServer({ server, onDelete }) {
-  const [asking, setAsking] = useState(false);
-  const [error, setError] = useState(null);
-  async function remove() {
-    setError(null);
-    try {
-      await api('DELETE', serverPath(server.server_id));
-      await onDelete();
-    } catch (failure) {
-      setError(failure);
-    }
-  }
+  const { run, error } = useAction();
+  const remove = () => run(async () => {
+    await api('DELETE', serverPath(server.server_id));
+    await onDelete();
+  });
   return html`<div class="row">
-    ${asking
-      ? html`<span>Delete this server, its allowed tools and its credentials? This cannot be undone.</span>
-        <button class="danger" onClick=${remove}>Yes, delete server</button>
-        <button class="secondary" onClick=${() => setAsking(false)}>Keep it</button>`
-      : html`<button class="danger" onClick=${() => setAsking(true)}>Delete server</button>`}
+    <${ConfirmButton} label="Delete server" onConfirm=${remove}
+      question="Delete this server, its allowed tools and its credentials? This cannot be undone." />
     <${ErrorNote} error=${error} />
   </div>`;
 }

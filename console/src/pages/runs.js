@@ -165,7 +165,7 @@ function streamWords(stream) {
 
 /** What the audit recorded for this run: each call's execution decision. */
 function Recorded({ runId }) {
-  const audit = usePoll(() => api('GET', '/v1/audit?limit=1000'), pollMs * 2, [runId]);
+  const audit = usePoll(() => api('GET', '/v1/audit?limit=1000'), pollMs * 2);
   if (audit.error) return html`<${ErrorNote} error=${audit.error} />`;
   if (!audit.data) return null;
   const rows = (Array.isArray(audit.data) ? audit.data : audit.data.rows || [])
