@@ -75,6 +75,14 @@ bool is_model_facing_name(std::string_view name) noexcept {
   return !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), allowed);
 }
 
+bool is_storable_tool_name(std::string_view name) noexcept {
+  auto allowed = [](char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')
+           || ch == '_' || ch == '.' || ch == '-';
+  };
+  return !name.empty() && name.size() <= 128 && std::all_of(name.begin(), name.end(), allowed);
+}
+
 bool looks_like_json_object(std::string_view text) noexcept {
   auto space = [](char ch) { return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n'; };
   std::size_t first = 0;

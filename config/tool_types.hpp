@@ -114,6 +114,10 @@ void name_prefix(std::string_view text, uint64_t (&out)[2]) noexcept;
 /// True if `name` may be shown to a model as it is: ^[A-Za-z0-9_-]{1,64}$.
 bool is_model_facing_name(std::string_view name) noexcept;
 
+/// True if a server record, an allowlist or a grant may keep `name`:
+/// ^[A-Za-z0-9_.-]{1,128}$ (MCP's tool-name characters; discovery skips others).
+bool is_storable_tool_name(std::string_view name) noexcept;
+
 /// True if `text`, without surrounding whitespace, is braced like a JSON
 /// object: the cheap check a view makes of a schema that discovery parsed.
 bool looks_like_json_object(std::string_view text) noexcept;

@@ -18,8 +18,10 @@ std::string string_member(const json& obj, const char* key) {
 bool read_tool(const json& entry, tool_definition& out) {
   if (!entry.is_object())
     return false;
+  // A name the tenant's records cannot keep would fail the whole server's
+  // record, so such a tool is skipped like one without a schema.
   auto name = string_member(entry, "name");
-  if (name.empty() || name.size() > max_tool_name_bytes)
+  if (!is_storable_tool_name(name))
     return false;
   auto input = entry.find("inputSchema");
   if (input == entry.end() || !input->is_object())

@@ -1,9 +1,10 @@
 // What discovery keeps of a server's tools/list answer. CAF-free.
 //
-// A tool is kept only as the server described it: a name and an inputSchema
-// object are required (a tool without a schema is skipped, never given an
-// invented empty one); title, description, outputSchema and the readOnlyHint
-// and destructiveHint annotations are kept when present.
+// A tool is kept only as the server described it: a name a tenant's records
+// can keep (1 to 128 of [A-Za-z0-9_.-], is_storable_tool_name) and an
+// inputSchema object are required (a tool without a schema is skipped, never
+// given an invented empty one); title, description, outputSchema and the
+// readOnlyHint and destructiveHint annotations are kept when present.
 #pragma once
 
 #include <cstddef>
@@ -16,7 +17,8 @@
 
 namespace voxos {
 
-/// Longest tool name kept (MCP suggests at most 128 characters).
+/// Longest tool name kept (MCP suggests at most 128 characters; the bound of
+/// is_storable_tool_name).
 inline constexpr std::size_t max_tool_name_bytes = 128;
 
 struct discovered_tools {

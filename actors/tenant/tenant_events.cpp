@@ -136,9 +136,6 @@ bool all_chars(std::string_view s, std::size_t max_len, bool (*allowed)(char) no
 bool id_char(char c) noexcept {
   return lower_or_digit(c) || c == '_' || c == '-';
 }
-bool tool_char(char c) noexcept {
-  return lower_or_digit(c) || (c >= 'A' && c <= 'Z') || c == '_' || c == '.' || c == '-';
-}
 bool action_char(char c) noexcept {
   return lower_or_digit(c) || c == '_' || c == '.';
 }
@@ -166,7 +163,7 @@ bool valid_server_id(std::string_view s) noexcept {
   return valid_id(s) && s != "-";
 }
 bool valid_tool(std::string_view s) noexcept {
-  return all_chars(s, 128, tool_char);
+  return is_storable_tool_name(s);
 }
 bool valid_action(std::string_view s) noexcept {
   return all_chars(s, 64, action_char);

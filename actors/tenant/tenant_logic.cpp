@@ -328,7 +328,8 @@ result<nlohmann::json> grants_page(const loaded_tenant& t, const std::string& ag
   if (find_agent(s, agent_id) == nullptr)
     return not_found("agent");
   auto rows = nlohmann::json::array();
-  auto row = [&](const std::string& server_id, const std::string& tool) {
+  auto row = [&](const std::string& server_id, const std::string& tool, tool_origin origin,
+                 risk_level risk, bool read_only) -> nlohmann::json& {
     std::string decision = "default";
     for (const auto& g : s.grants)
       if (g.agent_id == agent_id && g.server_id == server_id && g.tool == tool)
@@ -336,23 +337,37 @@ result<nlohmann::json> grants_page(const loaded_tenant& t, const std::string& ag
     auto effective = check_grant(s, agent_id, server_id, tool);
     rows.push_back({{"server_id", server_id},
                     {"tool", tool},
+                    {"origin", to_string(origin)},
+                    {"risk", to_string(risk)},
+                    {"read_only", read_only},
                     {"decision", decision},
                     {"allowed", effective.allowed()},
                     {"reason", to_string(effective.why)}});
+    return rows.back();
   };
   for (const auto& tool : internal_tools())
-    row("", tool.name);
+    row("", tool.name, tool_origin::internal, tool.risk, tool.read_only)["kind"] = tool.kind;
   for (const auto& phone : s.phones)
     if (!phone.place_call_tool.empty())
-      row(phone.integration_id, phone.place_call_tool);
+      row(phone.integration_id, phone.place_call_tool, tool_origin::integration, risk_level::medium,
+          false); // as the run's snapshot rates it
   for (const auto& [server_id, server] : s.servers) {
     std::vector<std::string> names = server.allowed_tools;
     for (const auto& def : server.cached_tools)
       names.push_back(def.name);
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());
-    for (const auto& name : names)
-      row(server_id, name);
+    // Risk as composition rates it: the preset's curated risk, else medium;
+    // read-only when curated so or when the server's annotation says so.
+    const auto* curated_preset = find_preset(server.preset_id);
+    for (const auto& name : names) {
+      const auto* curated =
+        curated_preset != nullptr ? find_preset_tool(*curated_preset, name) : nullptr;
+      const auto* def = server.cached_tools.find(name);
+      row(server_id, name, tool_origin::mcp,
+          curated != nullptr ? curated->risk : risk_level::medium,
+          (curated != nullptr && curated->read_only) || (def != nullptr && def->read_only_hint));
+    }
   }
   return rows;
 }

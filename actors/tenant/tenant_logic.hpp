@@ -105,8 +105,10 @@ result<std::vector<event_draft>> patch_server(const tenant_events::loaded_tenant
                                               const server_patch& patch);
 
 /// The grants page of one agent: every tool the agent could be granted, with
-/// its explicit decision ("allow", "deny" or "default") and the base
-/// policy's answer (check_grant).
+/// its origin (internal, mcp, integration), risk and read-only mark as a
+/// run's snapshot rates them, an internal tool's kind (the product
+/// document's column), its explicit decision ("allow", "deny" or "default")
+/// and the base policy's answer (check_grant).
 result<nlohmann::json> grants_page(const tenant_events::loaded_tenant& t,
                                    const std::string& agent_id);
 

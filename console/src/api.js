@@ -114,6 +114,7 @@ export async function apiText(path) {
 /**
  * Follows a run's activity stream (GET /v1/runs/{run}/events, server-sent
  * events) with the bearer header, which EventSource cannot send: calls
+ * onEvent('open', null) once the node accepted the stream, then
  * onEvent(type, data) per event until the stream ends or stop() is called.
  */
 export function follow(path, onEvent) {
@@ -129,6 +130,7 @@ export function follow(path, onEvent) {
       onEvent('error', { status: response.status });
       return;
     }
+    onEvent('open', null);
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = '';
     for (;;) {

@@ -5,6 +5,7 @@
 import { h, render } from './vendor/preact.js';
 import { useCallback, useEffect, useRef, useState } from './vendor/hooks.js';
 import htm from './vendor/htm.js';
+import { api } from './api.js';
 
 export const html = htm.bind(h);
 export { render, useCallback, useEffect, useRef, useState };
@@ -145,4 +146,94 @@ export function seconds(s) {
   for (const [unit, size] of [['d', 86400], ['h', 3600], ['min', 60]])
     if (s >= size && s % size === 0) return `${s / size} ${unit}`;
   return `${s} s`;
+}
+
+// ---- owner pages (Tools, MCP, Runs) ----------------------------------------
+
+/** True when the node has no such route (an older node): the page degrades. */
+export function missingRoute(error) {
+  return Boolean(error && error.status === 404 && error.detail === 'no such route');
+}
+
+/** Calls `load()` now and every `ms` while mounted (see useEvery): { data, error }. */
+export function usePoll(load, ms) {
+  const [state, setState] = useState({ data: null, error: null });
+  useEvery(() => load().then((data) => setState({ data, error: null }), (error) => setState((s) => ({ ...s, error }))), ms);
+  return state;
+}
+
+/** A policy reason code (actors/tenant/policy.hpp) in words. */
+const reasons = {
+  explicit_grant: 'allowed: granted to this agent',
+  default_grant: 'allowed by default',
+  platform_default: 'allowed: a platform default',
+  explicit_deny: 'denied for this agent',
+  not_granted: 'not granted to this agent',
+  server_disabled: 'its server is disabled',
+  server_untrusted: 'its server is not trusted',
+  server_not_connected: 'its server is not connected (run the connection test)',
+  not_allowlisted: 'not among the server’s allowed tools',
+  not_discovered: 'the server did not list it at the last test',
+  integration_unavailable: 'its integration is not connected',
+  prerequisite_denied: 'needs contact search, which is not allowed',
+  route_not_selected: 'another implementation serves this action',
+  pinned_route_unavailable: 'the pinned implementation is not available, and a pinned route has no substitute',
+  text_chat_only: 'only in an owner’s text chat',
+  channel_excluded: 'not on this channel',
+  caller_limited: 'not for this caller',
+  sender_not_admin: 'the sender is not a saved admin',
+  not_inherited: 'a child run never inherits it',
+  parent_not_granted: 'the parent run does not have it',
+  not_in_snapshot: 'not in this run’s tools',
+  unknown_tool: 'no such tool',
+  foreign_server: 'not one of this account’s servers',
+  server_needs_auth: 'its server needs you to sign in again',
+  owner_conversation_only: 'only in the owner’s own conversations',
+  automatic_selected: 'chosen automatically: the first available implementation',
+  pinned_selected: 'pinned by you',
+  no_implementation: 'none of your servers implements it',
+  no_available_implementation: 'none of its implementations is available',
+};
+export function reasonText(code) {
+  return reasons[code] || (code ? code.replace(/_/g, ' ') : '');
+}
+
+/**
+ * The grant control of one tool for one agent: allow, deny or the default,
+ * saved at once (PUT /v1/agents/{agent}/grants); shows the effective answer.
+ * `row`: a grants page row; `onSaved(row)` with the node's answer.
+ */
+export function GrantControl({ agentId, row, onSaved, label }) {
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  // The choice stays shown while the node saves it.
+  const [shown, setShown] = useState(row.decision);
+  useEffect(() => setShown(row.decision), [row.decision]);
+  async function choose(event) {
+    const decision = event.currentTarget.value;
+    setShown(decision);
+    setBusy(true);
+    setError(null);
+    try {
+      const body = { tool: row.tool, decision };
+      if (row.server_id) body.server_id = row.server_id;
+      const saved = await api('PUT', `/v1/agents/${encodeURIComponent(agentId)}/grants`, body);
+      onSaved({ ...row, ...saved });
+    } catch (failure) {
+      setShown(row.decision);
+      setError(failure);
+    }
+    setBusy(false);
+  }
+  return html`<span class="grant">
+    <select aria-label=${label || `Grant of ${row.tool}`} value=${shown} disabled=${busy}
+      onChange=${choose} data-testid="grant">
+      <option value="default">Default</option>
+      <option value="allow">Allow</option>
+      <option value="deny">Deny</option>
+    </select>
+    <span class=${row.allowed ? 'ok' : 'muted'} data-testid="effective">
+      ${row.allowed ? 'Allowed' : 'Not allowed'}${row.reason ? ` — ${reasonText(row.reason)}` : ''}</span>
+    <${ErrorNote} error=${error} />
+  </span>`;
 }

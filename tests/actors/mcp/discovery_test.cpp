@@ -26,18 +26,23 @@ TEST_CASE("discovery keeps schemas, annotations and output schemas as the server
   CHECK(stats.destructive_hint); // the MCP default when not annotated
 }
 
-TEST_CASE("a tool without a schema or a usable name is skipped, never given an empty schema") {
+TEST_CASE("a tool without a schema or a name a record can keep is skipped, never given an empty "
+          "schema") {
   auto found = voxos::read_discovery(R"({"tools":[
     {"name":"no_schema"},
     {"name":"array_schema","inputSchema":[]},
     {"inputSchema":{"type":"object"}},
     {"name":"","inputSchema":{"type":"object"}},
     "not a tool",
-    {"name":"ok","inputSchema":{"type":"object"}}]})");
+    {"name":"<img src=x onerror=alert(1)>","inputSchema":{"type":"object"}},
+    {"name":"two words","inputSchema":{"type":"object"}},
+    {"name":"ok","inputSchema":{"type":"object"}},
+    {"name":"v2.search-all_OK","inputSchema":{"type":"object"}}]})");
   REQUIRE(found.is_ok());
-  REQUIRE(found->tools.size() == 1);
+  REQUIRE(found->tools.size() == 2);
   CHECK(found->tools[0].name == "ok");
-  CHECK(found->skipped == 5);
+  CHECK(found->tools[1].name == "v2.search-all_OK");
+  CHECK(found->skipped == 7);
   CHECK(voxos::read_discovery("[]").error().code() == voxos::errc::bad_json);
   CHECK(voxos::read_discovery(R"({"tools":{}})").error().code() == voxos::errc::bad_json);
 }
