@@ -152,7 +152,8 @@ TEST_CASE("the default document names every key and parses back to the defaults"
   for (const char* key : {"profile", "data_dir", "log_level", "http", "caf", "event_store",
                           "secrets", "mcp", "run", "registered_urls"})
     CHECK_MESSAGE(doc.contains(key), key);
-  CHECK(doc["http"].size() == 11);
+  CHECK(doc["http"].size() == 12);
+  CHECK(doc["http"]["console_dir"] == ""); // beside the binary
   CHECK(doc["http"]["max_header_lines"] == 100);
   CHECK(doc["http"]["max_header_bytes"] == 65536);
   CHECK(doc["http"]["threads"] == 32);
@@ -360,6 +361,15 @@ TEST_CASE("a bind address must be an IP literal or localhost") {
     auto message = parse_failure(std::string{R"({"caf": {"bind": ")"} + bad + "\"}}");
     CHECK(message == R"(caf.bind: expected an IPv4 or IPv6 address literal or "localhost")");
   }
+}
+
+TEST_CASE("the console folder is a path, and a NUL in it is refused naming the key") {
+  auto cfg = parse_config(R"({"http": {"console_dir": "/srv/voxos/console"}})");
+  REQUIRE(cfg.is_ok());
+  CHECK(cfg->http.console_dir == "/srv/voxos/console");
+  CHECK(parse_failure(R"({"http": {"console_dir": "a\u0000b"}})")
+        == "http.console_dir: expected a path (no NUL characters)");
+  CHECK(parse_failure(R"({"http": {"console_dir": 7}})").rfind("http.console_dir: ", 0) == 0);
 }
 
 TEST_CASE("the public base URL is an http(s) URL without user info, query or fragment") {
