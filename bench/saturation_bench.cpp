@@ -42,7 +42,10 @@
 //
 //   saturation_bench [--seconds S] [--hosts H] [--runs N] [--from R] [--step X]
 //                    [--repeats K] [--concurrency C1,C2,...] [--profile straight|caf|http]
-//   (defaults 2, 4, 32, 400, 1.2, 3, 8,16,32; --runs is the total over the hosts)
+//                    [--voxosd PATH]
+//   (defaults 2, 4, 32, 400, 1.2, 3, 8,16,32; --runs is the total over the hosts;
+//   --voxosd: another build's voxosd, to compare two builds through the same
+//   clients and peer; this build's by default)
 #include <unistd.h>
 
 #include <algorithm>
@@ -109,6 +112,8 @@ struct bench_options {
   /// "straight", "caf" or "http": that path's closed loop at 16 at once for
   /// `seconds`, nothing else (to profile voxosd meanwhile); "" measures all.
   std::string profile;
+  /// The voxosd binary measured.
+  std::string voxosd = VOXOSD_PATH;
 };
 
 double us_between(clock_type::time_point from, clock_type::time_point to) {
@@ -495,7 +500,8 @@ struct node_process {
   std::string admin_token;
 };
 
-std::optional<node_process> start_node(const test::temp_dir& dir, const std::string& peer_url) {
+std::optional<node_process> start_node(const test::temp_dir& dir, const std::string& peer_url,
+                                       const std::string& voxosd) {
   json cfg{{"data_dir", (dir.path() / "var").string()},
            {"log_level", "error"},
            {"http",
@@ -510,7 +516,7 @@ std::optional<node_process> start_node(const test::temp_dir& dir, const std::str
   std::ofstream{cfg_path} << cfg.dump(2);
   node_process out;
   out.proc = std::make_unique<test::child_process>(
-    std::vector<std::string>{VOXOSD_PATH, "--config", cfg_path.string()}, dir.str(),
+    std::vector<std::string>{voxosd, "--config", cfg_path.string()}, dir.str(),
     (dir.path() / "voxosd.log").string());
   if (!out.proc->wait_for_line("is up")) {
     std::fprintf(stderr, "voxosd did not start: %s\n", out.proc->error_output().c_str());
@@ -703,6 +709,8 @@ int main(int argc, char** argv) {
       opts.repeats = std::max(1, std::atoi(value.c_str()));
     else if (arg == "--profile")
       opts.profile = value;
+    else if (arg == "--voxosd")
+      opts.voxosd = value;
     else if (arg == "--concurrency") {
       opts.concurrency.clear();
       std::stringstream list{value};
@@ -726,7 +734,7 @@ int main(int argc, char** argv) {
   int status = 1;
   {
     test::temp_dir dir;
-    auto node = start_node(dir, peer_url);
+    auto node = start_node(dir, peer_url, opts.voxosd);
     auto tenant = node ? make_tenant(*node, peer_url) : std::nullopt;
     if (tenant) {
       // Straight: our client in this process.
