@@ -12,6 +12,7 @@
 
 #include <simdjson.h>
 
+#include "config/log.hpp"
 #include "storage/event_db.hpp"
 #include "transport/json_text.hpp"
 
@@ -24,6 +25,9 @@ namespace od = simdjson::ondemand;
 
 constexpr std::string_view chat_prefix = "chat.";
 constexpr std::string_view run_prefix = "run.";
+/// Runs whose chat is remembered (for their rounds' records) at most; past
+/// it the memory starts afresh and a round reads its run's record instead.
+constexpr std::size_t max_remembered_runs = 4096;
 
 // -- keys and names -------------------------------------------------------------------
 
@@ -277,19 +281,45 @@ std::string round_summary(const round_data& round) {
   return text;
 }
 
-json calls_json(const round_data& round) {
-  auto calls = json::array();
+/// A round's record data: {"k":"a","run","chat","round","seq","us","calls":[{"name","status",
+/// "us"[,"reason"][,"server_id","tool"]}]}, written by hand (a record per
+/// tool round: this is on the path of every call).
+std::string round_meta(std::string_view run_id, std::string_view chat_id, const round_data& round,
+                       uint64_t seq, int64_t us) {
+  std::string out;
+  // `"key":"value"`, after a comma unless first in its object.
+  auto member = [&out](std::string_view key, std::string_view value) {
+    if (out.back() != '{')
+      out += ',';
+    append_json_member(out, key, value);
+  };
+  auto number = [&out](std::string_view key, auto value) {
+    out += ",\"";
+    out += key;
+    out += "\":" + std::to_string(value);
+  };
+  out = "{";
+  member("k", "a");
+  member("run", run_id);
+  member("chat", chat_id);
+  number("round", round.round);
+  number("seq", seq);
+  number("us", us);
+  out += ",\"calls\":[";
   for (const auto& call : round.calls) {
-    json entry{{"name", call.name}, {"status", call.status}, {"us", call.us}};
+    out += out.back() == '[' ? "{" : ",{";
+    member("name", call.name);
+    member("status", call.status);
+    number("us", call.us);
     if (!call.reason.empty())
-      entry["reason"] = call.reason;
+      member("reason", call.reason);
     if (!call.tool.empty()) {
-      entry["server_id"] = call.server_id;
-      entry["tool"] = call.tool;
+      member("server_id", call.server_id);
+      member("tool", call.tool);
     }
-    calls.push_back(std::move(entry));
+    out += '}';
   }
-  return calls;
+  return out + "]}";
 }
 
 status not_history(const char* what) {
@@ -303,10 +333,18 @@ struct history_index::impl {
   std::string tenant_id;
   history_options opts;
   std::unique_ptr<fulltext_index> text;
-  /// The run whose stream was indexed last, and its chat (a run's rounds
-  /// follow its start on its stream).
-  std::string last_run;
-  std::string last_chat;
+  /// The chat of each run started and not ended, as far as indexed (a
+  /// round's record names it); at most max_remembered_runs.
+  std::unordered_map<std::string, std::string> run_chats;
+  /// Live events waiting for flush().
+  std::vector<event_record> queued;
+
+  void remember_chat(std::string_view run_id, std::string chat_id) {
+    if (run_chats.size() >= max_remembered_runs)
+      run_chats.clear();
+    run_chats[std::string{run_id}] = std::move(chat_id);
+  }
+
   /// The run list: the newest opts.recent_runs runs by (start time, run id),
   /// and each one's key there by run id.
   std::map<std::pair<int64_t, std::string>, recent_run> recent;
@@ -386,8 +424,7 @@ struct history_index::impl {
                 {"seq", ev.seq},
                 {"us", ev.time_us},
                 {"outcome", "started"}};
-      last_run.assign(run_id);
-      last_chat = run->chat_id;
+      remember_chat(run_id, run->chat_id);
       if (auto st = put_run(run_id, meta); !st)
         return st;
       remember_start(run_id, *run, ev.time_us);
@@ -410,30 +447,26 @@ struct history_index::impl {
       if (auto st = put_run(run_id, updated); !st)
         return st;
       remember_end(run_id, ev.type == "run.finished", ev.time_us);
+      run_chats.erase(std::string{run_id});
       return true;
     }
     if (ev.type == "tools.round") {
       auto round = parse_round(ev.data);
       if (!round)
         return not_history("tools.round");
-      if (run_id != last_run) {
+      auto chat = run_chats.find(std::string{run_id});
+      if (chat == run_chats.end()) {
+        // (a run whose start this index has not seen, or forgotten)
         auto meta = run_meta(run_id);
         if (!meta)
           return meta.error();
-        last_run.assign(run_id);
-        last_chat = meta->has_value() ? (*meta)->value("chat", "") : "";
+        remember_chat(run_id, meta->has_value() ? (*meta)->value("chat", "") : "");
+        chat = run_chats.find(std::string{run_id});
       }
       fulltext_document doc;
       doc.key = round_key(run_id, ev.seq);
       doc.fields.push_back({"calls", round_summary(*round), 1});
-      doc.data = json{{"k", "a"},
-                      {"run", run_id},
-                      {"chat", last_chat},
-                      {"round", round->round},
-                      {"seq", ev.seq},
-                      {"us", ev.time_us},
-                      {"calls", calls_json(*round)}}
-                   .dump();
+      doc.data = round_meta(run_id, chat->second, *round, ev.seq, ev.time_us);
       if (auto st = text->put(doc); !st)
         return st;
       return true;
@@ -466,6 +499,37 @@ result<bool> history_index::index(const event_record& ev) {
   if (stream.substr(0, run_prefix.size()) == run_prefix)
     return self_->index_run_event(ev, stream.substr(run_prefix.size()));
   return false;
+}
+
+bool history_index::queue(event_record ev) {
+  self_->queued.push_back(std::move(ev));
+  return self_->queued.size() >= self_->opts.batch_events;
+}
+
+std::size_t history_index::queued() const noexcept {
+  return self_->queued.size();
+}
+
+history_flush_report history_index::flush() {
+  history_flush_report report;
+  if (self_->queued.empty())
+    return report;
+  std::string first_error;
+  for (const auto& ev : self_->queued) {
+    auto indexed = index(ev);
+    if (indexed && *indexed) {
+      ++report.indexed;
+    } else if (!indexed) {
+      if (report.left_out++ == 0)
+        first_error = indexed.error().message();
+    }
+  }
+  if (report.left_out > 0)
+    log::warn("history",
+              std::to_string(report.left_out)
+                + " history event(s) were left out of the index; the first: " + first_error);
+  self_->queued.clear(); // (its room is kept for the next batch)
+  return report;
 }
 
 const std::string& history_index::tenant_id() const noexcept {
@@ -637,10 +701,11 @@ bool fit_entry(json& entry, std::size_t max_bytes) {
 
 } // namespace
 
-tool_outcome search_agent_history(const history_index& index, const tool_context& ctx,
+tool_outcome search_agent_history(history_index& index, const tool_context& ctx,
                                   const nlohmann::json& args) {
   if (wrong_tenant(index, ctx))
     return wrong_tenant_outcome();
+  index.flush();
   auto query = args.find("query");
   if (query == args.end() || !query->is_string())
     return tool_outcome::error("invalid_arguments", "query: a string is required");
@@ -669,10 +734,11 @@ tool_outcome search_agent_history(const history_index& index, const tool_context
   return tool_outcome::ok(json{{"results", std::move(results)}});
 }
 
-tool_outcome read_agent_history(const history_index& index, const tool_context& ctx,
+tool_outcome read_agent_history(history_index& index, const tool_context& ctx,
                                 const nlohmann::json& args) {
   if (wrong_tenant(index, ctx))
     return wrong_tenant_outcome();
+  index.flush();
   auto id = args.find("evidence_id");
   if (id == args.end() || !id->is_string())
     return tool_outcome::error("invalid_arguments", "evidence_id: a string is required");

@@ -51,6 +51,8 @@ struct tool_desk_state {
   std::map<std::string, uint64_t> next_seq;
   /// Children each run queued with delegate_agent_task.
   delegation::child_counts children;
+  /// A timer is set to flush the queued history events.
+  bool history_flush_due = false;
 };
 
 using self_pointer = tool_desk_actor::stateful_pointer<tool_desk_state>;
@@ -413,6 +415,7 @@ caf::result<std::string> owner_op(self_pointer self, const std::string& op, cons
   if (op == "skills.install")
     return install_skills(self, body);
   if (op == "runs.list") {
+    st.history->flush(); // (the runs whose events wait in the batch are listed too)
     auto runs = json::array();
     for (auto& run : st.history->recent_runs(static_cast<std::size_t>(body.value("limit", 50))))
       runs.push_back({{"run_id", std::move(run.run_id)},
@@ -489,10 +492,22 @@ tool_desk_actor::behavior_type desk_behavior(self_pointer self, std::string tena
       if (data)
         self->state.data = std::move(data);
     },
-    [self](history_atom, const event_record& ev) {
-      if (auto indexed = self->state.history->index(ev); !indexed)
-        log::warn("tool_desk",
-                  "a history event was left out of the index: " + indexed.error().message());
+    [self](history_atom, event_record& ev) {
+      // Indexed in batches (history.hpp): at once when nothing else waits
+      // for the desk (a backlog of events is indexed in one go as its last
+      // is taken) or the batch is full, else within batch_ms.
+      auto& st = self->state;
+      if (st.history->queue(std::move(ev)) || self->mailbox().empty()) {
+        st.history->flush();
+      } else if (!st.history_flush_due) {
+        st.history_flush_due = true;
+        self->delayed_send(self, std::chrono::milliseconds{st.limits.history.batch_ms},
+                           history_atom::value);
+      }
+    },
+    [self](history_atom) {
+      self->state.history_flush_due = false;
+      self->state.history->flush();
     },
     [self](knowledge_atom, const std::string& op,
            const std::string& body) -> caf::result<std::string> {

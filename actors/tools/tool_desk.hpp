@@ -7,7 +7,9 @@
 //
 // The history index is derived: built afresh from the tenant's chat and run
 // streams when the desk starts (before it serves a call), then fed each such
-// event as it becomes durable.
+// event as it becomes durable, in batches: indexed when nothing else waits
+// in the desk's mailbox, else within `batch_events` or `batch_ms`
+// (history.hpp); a search or read flushes the batch first.
 //
 // A run's wave sends it each internal call with the run's execution context
 // (tool_context.hpp), already checked against the run's snapshot and
@@ -87,8 +89,11 @@ using tool_desk_actor = caf::typed_actor<
   // The tenant's contacts, phones or subagent model allowlist changed.
   caf::reacts_to<contact_atom, tool_desk_data_ptr>,
   // An event just made durable that the history indexes (a chat turn, a
-  // run's start or end, a tool round); others are passed over.
+  // run's start or end, a tool round); others are passed over. Queued for
+  // the next batch.
   caf::reacts_to<history_atom, event_record>,
+  // Indexes the queued history events now (the desk's own timer).
+  caf::reacts_to<history_atom>,
   // The owner's side and the node's own MCP servers: an operation and its
   // JSON body; answers JSON (see tool_desk.cpp, `owner_ops`).
   caf::replies_to<knowledge_atom, std::string, std::string>::with<std::string>,

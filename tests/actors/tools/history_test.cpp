@@ -529,3 +529,93 @@ TEST_CASE("the run list keeps the newest runs by start time, however the events 
     CHECK(again[run_idx].outcome == runs[run_idx].outcome);
   }
 }
+
+TEST_CASE("queued events wait for a flush, and a search or a read flushes them first") {
+  history_options opts;
+  opts.batch_events = 3;
+  history_fixture f{"t_acme", opts};
+  auto turn = [&](uint64_t turn_no, const std::string& text) {
+    return f.store(
+      "chat.c_1", "turn.reported",
+      json{{"run_id", "r_1"}, {"turn", turn_no}, {"user", text}, {"assistant", "noted"}}.dump());
+  };
+  CHECK_FALSE(f.index->queue(turn(1, "the blue kettle")));
+  CHECK_FALSE(f.index->queue(turn(2, "the red kettle")));
+  CHECK(f.index->queued() == 2);
+  auto size = f.index->size();
+  REQUIRE(size);
+  CHECK(*size == 0); // nothing indexed before a flush...
+  // ...yet a search sees both.
+  CHECK(ids_of(f.search("kettle")) == std::vector<std::string>{"t.c_1.2", "t.c_1.1"});
+  CHECK(f.index->queued() == 0);
+
+  // A read flushes as well.
+  CHECK_FALSE(f.index->queue(turn(3, "the green kettle")));
+  auto read = f.read("t.c_1.3");
+  REQUIRE_FALSE(read.is_error);
+  CHECK(read.result["citation"]["turn"] == 3);
+
+  // The batch's last event says: flush now.
+  CHECK_FALSE(f.index->queue(turn(4, "a")));
+  CHECK_FALSE(f.index->queue(turn(5, "b")));
+  CHECK(f.index->queue(turn(6, "c")));
+  auto flushed = f.index->flush();
+  CHECK(flushed.indexed == 3);
+  CHECK(flushed.left_out == 0);
+  CHECK(f.index->queued() == 0);
+}
+
+TEST_CASE("a flush indexes in the order queued and leaves out only what does not index") {
+  history_fixture f;
+  auto started = f.store("run.r_1", "run.started",
+                         json{{"run_id", "r_1"},
+                              {"chat_id", "c_1"},
+                              {"snapshot", {{"agent_id", "a_helper"}, {"chan", "owner_text_chat"}}}}
+                           .dump());
+  auto round = f.store(
+    "run.r_1", "tools.round",
+    round_data(1, {{"c1", "get_forecast", "ok", "completed", "s_weather", "get_forecast"}}));
+  auto bad = f.store("run.r_1", "tools.round", json{{"round", 2}, {"calls", 7}}.dump());
+  auto theirs =
+    event_record{"t_other",
+                 "chat.c_9",
+                 1,
+                 f.now_us,
+                 "turn.reported",
+                 json{{"run_id", "r_9"}, {"turn", 1}, {"user", "x"}, {"assistant", "y"}}.dump()};
+  auto audit = f.store("audit", "policy.composed", json{{"run_id", "r_1"}}.dump());
+  for (auto ev : {started, round, bad, theirs, audit})
+    f.index->queue(ev);
+  auto flushed = f.index->flush();
+  CHECK(flushed.indexed == 2);  // the run and its round (its start came first)
+  CHECK(flushed.left_out == 2); // the malformed round, the other tenant's turn
+  auto found = f.search("forecast");
+  REQUIRE(found.size() == 1);
+  CHECK(found[0]["chat_id"] == "c_1");
+}
+
+TEST_CASE("rounds of interleaved runs name each its own run's chat") {
+  history_fixture f;
+  f.run_started("r_1", "c_one");
+  f.run_started("r_2", "c_two");
+  for (uint64_t round = 1; round <= 3; ++round) {
+    f.round("r_1", round,
+            {{"a" + std::to_string(round), "get_alpha", "ok", "completed", "s_x", "get_alpha"}});
+    f.round("r_2", round,
+            {{"b" + std::to_string(round), "get_beta", "ok", "completed", "s_x", "get_beta"}});
+  }
+  // The first run ends; a round recorded after its end (read again from the
+  // store, say) still finds its chat in the run's record.
+  f.record("run.r_1", "run.finished", json{{"run_id", "r_1"}, {"rounds", 3}, {"calls", 3}}.dump());
+  auto late = f.store("run.r_1", "tools.round",
+                      round_data(4, {{"a4", "get_gamma", "ok", "completed", "s_x", "get_gamma"}}));
+  REQUIRE(f.index->index(late));
+  for (const auto& [query, chat] : std::vector<std::pair<std::string, std::string>>{
+         {"alpha", "c_one"}, {"beta", "c_two"}, {"gamma", "c_one"}}) {
+    auto found = f.search(query, 20);
+    REQUIRE(!found.empty());
+    for (const auto& hit : found)
+      CHECK(hit["chat_id"] == chat);
+  }
+  CHECK(f.search("alpha", 20).size() == 3);
+}
