@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <optional>
 
 #include <caf/actor_system.hpp>
@@ -233,18 +234,8 @@ public:
   template <class F>
   httplib::Server::Handler tenant(F fn) {
     return [this, fn](const httplib::Request& req, httplib::Response& res) {
-      auto token = bearer_token(req);
-      if (!token) {
-        write_error(res, errc::unauthorized, "a tenant token is required");
-        return;
-      }
-      auto [identity, err] =
-        ask<tenant_identity>(*ctx_.sys, ctx_.directory, auth_atom::value, *token);
-      if (!identity) {
-        send_error(res, err);
-        return;
-      }
-      fn(req, res, *identity);
+      if (auto who = authenticate(req, res, false))
+        fn(req, res, who->identity);
     };
   }
 
@@ -252,16 +243,10 @@ public:
   /// tenant actor of the tenant the token selected.
   template <class F>
   httplib::Server::Handler tenant_config(F fn) {
-    return tenant(
-      [this, fn](const httplib::Request& req, httplib::Response& res, const tenant_identity& who) {
-        auto [hdl, err] =
-          ask<tenant_actor>(*ctx_.sys, ctx_.directory, config_atom::value, who.tenant_id);
-        if (!hdl) {
-          send_error(res, err);
-          return;
-        }
-        fn(req, res, *hdl);
-      });
+    return [this, fn](const httplib::Request& req, httplib::Response& res) {
+      if (auto who = authenticate(req, res, true))
+        fn(req, res, who->tenant);
+    };
   }
 
   /// Admin routes about one tenant (its id the path's first group): checks
@@ -356,8 +341,34 @@ public:
   }
 
 private:
+  /// What a tenant token selects: its identity, and its tenant actor when
+  /// asked for.
+  struct authenticated {
+    tenant_identity identity;
+    tenant_actor tenant;
+  };
+  /// What the token cache holds: the identity, and the tenant actor held
+  /// weakly (one that failed and was forgotten by the directory is asked
+  /// for again; empty until a route needs it).
+  struct remembered {
+    tenant_identity identity;
+    caf::weak_actor_ptr tenant;
+  };
+
+  /// The request's tenant token: its identity (and, `with_tenant`, its
+  /// tenant actor), remembered or asked of the directory. On failure the
+  /// error is written and nothing answered.
+  std::optional<authenticated> authenticate(const httplib::Request& req, httplib::Response& res,
+                                            bool with_tenant);
+  /// Revokes a token of `tenant_id` through the directory and forgets it here.
+  void revoke_token(httplib::Response& res, const std::string& tenant_id,
+                    const std::string& token_id);
+
   http_api_context ctx_;
   node_mcp_servers node_mcp_;
+  std::mutex tokens_mutex_;
+  token_cache<remembered> tokens_{int64_t{ctx_.token_cache_ms} * 1000};
+  uint64_t revocations_ = 0; ///< tokens revoked through this API (under tokens_mutex_)
   std::unique_ptr<auth::broker_verifier> broker_; ///< null without a state secret
   std::shared_ptr<held_requests> held_ = std::make_shared<held_requests>(ctx_.held, ctx_.metrics);
 };
@@ -415,6 +426,76 @@ void http_api::routes::stream_activity(httplib::Response& res, const tenant_acto
       if (hold && !*ended)
         caf::anon_send(tenant, cancel_atom::value, run_atom::value, run_id);
     });
+}
+
+std::optional<http_api::routes::authenticated>
+http_api::routes::authenticate(const httplib::Request& req, httplib::Response& res,
+                               bool with_tenant) {
+  auto token = bearer_token(req);
+  if (!token) {
+    write_error(res, errc::unauthorized, "a tenant token is required");
+    return std::nullopt;
+  }
+  auto key = digest::sha256_hex(*token);
+  auto asked_us = steady_clock_us();
+  authenticated out;
+  bool known = false;
+  uint64_t revocations = 0;
+  {
+    std::lock_guard<std::mutex> guard{tokens_mutex_};
+    revocations = revocations_;
+    if (const auto* hit = tokens_.find(key, asked_us)) {
+      out.identity = hit->identity;
+      out.tenant = caf::actor_cast<tenant_actor>(hit->tenant.lock());
+      known = true;
+    }
+  }
+  if (!known) {
+    auto [identity, err] =
+      ask<tenant_identity>(*ctx_.sys, ctx_.directory, auth_atom::value, *token);
+    if (!identity) {
+      send_error(res, err);
+      return std::nullopt;
+    }
+    out.identity = std::move(*identity);
+    // (not remembered when a revocation was served meanwhile: it may be
+    // this token's, answered valid just before)
+    std::lock_guard<std::mutex> guard{tokens_mutex_};
+    if (revocations == revocations_)
+      tokens_.put(key, remembered{out.identity, {}}, asked_us);
+  }
+  if (with_tenant && !out.tenant) {
+    auto [tenant, err] =
+      ask<tenant_actor>(*ctx_.sys, ctx_.directory, config_atom::value, out.identity.tenant_id);
+    if (!tenant) {
+      send_error(res, err);
+      return std::nullopt;
+    }
+    out.tenant = std::move(*tenant);
+    // (remembered until the identity's entry expires, never longer)
+    std::lock_guard<std::mutex> guard{tokens_mutex_};
+    if (auto* hit = tokens_.find(key, steady_clock_us()))
+      hit->tenant = caf::actor_cast<caf::weak_actor_ptr>(out.tenant);
+  }
+  return out;
+}
+
+void http_api::routes::revoke_token(httplib::Response& res, const std::string& tenant_id,
+                                    const std::string& token_id) {
+  auto [revoked, err] = ask<token_record>(*ctx_.sys, ctx_.directory, revoke_atom::value,
+                                          token_atom::value, tenant_id, token_id);
+  if (!revoked) {
+    send_error(res, err);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> guard{tokens_mutex_};
+    ++revocations_;
+    tokens_.forget_if([&](const remembered& entry) {
+      return entry.identity.tenant_id == tenant_id && entry.identity.token_id == token_id;
+    });
+  }
+  send_json(res, 200, to_json(*revoked));
 }
 
 void http_api::routes::broker_token(const httplib::Request& req, httplib::Response& res) {
@@ -573,8 +654,7 @@ void http_api::routes::install(httplib::Server& srv) {
            }));
   srv.Delete(R"(/v1/admin/tenants/([a-z0-9_-]{1,64})/tokens/([a-z0-9_-]{1,64}))",
              admin([this](const httplib::Request& req, httplib::Response& res) {
-               answer<token_record>(res, 200, ctx_.directory, revoke_atom::value, token_atom::value,
-                                    std::string{req.matches[1]}, std::string{req.matches[2]});
+               revoke_token(res, std::string{req.matches[1]}, std::string{req.matches[2]});
              }));
 
   // -- tenants ----------------------------------------------------------------
@@ -601,8 +681,7 @@ void http_api::routes::install(httplib::Server& srv) {
   srv.Delete(
     R"(/v1/tokens/([a-z0-9_-]{1,64}))",
     tenant([this](const httplib::Request& req, httplib::Response& res, const tenant_identity& who) {
-      answer<token_record>(res, 200, ctx_.directory, revoke_atom::value, token_atom::value,
-                           who.tenant_id, std::string{req.matches[1]});
+      revoke_token(res, who.tenant_id, std::string{req.matches[1]});
     }));
 }
 

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "actors/directory/token_cache.hpp"
 #include "actors/metrics/node_metrics.hpp"
 #include "actors/tenant/tenant.hpp"
 #include "config/clock.hpp"
@@ -28,13 +29,6 @@ using nlohmann::json;
 // A token secret longer than this matches nothing; refuse it before hashing.
 constexpr std::size_t max_token_bytes = 512;
 constexpr auto directory_timeout = std::chrono::seconds(30);
-/// Token-to-tenant entries remembered at most (oldest dropped beyond).
-constexpr std::size_t max_cached_tokens = 4096;
-
-struct cached_tenant {
-  tenant_actor tenant;
-  int64_t expires_us = 0;
-};
 
 /// A run a host actor started.
 struct hosted_run {
@@ -59,8 +53,10 @@ struct run_host_state {
   static inline const char* name = "run_host";
   directory_actor directory;
   std::string node_id;
-  /// By SHA-256 of the token secret.
-  std::unordered_map<std::string, cached_tenant> tenants;
+  /// The tenant actor of each token asked lately (token_cache.hpp), held
+  /// weakly: a tenant actor that failed and was forgotten by the directory
+  /// is asked for again.
+  token_cache<caf::weak_actor_ptr> tenants;
   /// The runs each host actor started and has not ended (a host is
   /// monitored while it has any).
   std::unordered_map<caf::actor_addr, host_runs> runs_by_host;
@@ -87,24 +83,19 @@ void with_tenant(self_pointer self, const std::string& token, Promise promise, F
     return;
   }
   auto key = digest::sha256_hex(token);
-  auto now = wall_clock_us();
-  if (auto found = st.tenants.find(key); found != st.tenants.end()) {
-    if (found->second.expires_us > now) {
-      fn(found->second.tenant);
+  auto asked_us = steady_clock_us();
+  if (auto* known = st.tenants.find(key, asked_us))
+    if (auto tenant = caf::actor_cast<tenant_actor>(known->lock())) {
+      fn(tenant);
       return;
     }
-    st.tenants.erase(found);
-  }
   self->request(st.directory, directory_timeout, auth_atom::value, token)
     .then(
-      [self, key, promise, fn](const tenant_identity& who) mutable {
+      [self, key, asked_us, promise, fn](const tenant_identity& who) mutable {
         self->request(self->state.directory, directory_timeout, config_atom::value, who.tenant_id)
           .then(
-            [self, key, fn](const tenant_actor& tenant) mutable {
-              auto& tenants = self->state.tenants;
-              if (tenants.size() >= max_cached_tokens)
-                tenants.clear();
-              tenants[key] = cached_tenant{tenant, wall_clock_us() + int64_t{auth_cache_ms} * 1000};
+            [self, key, asked_us, fn](const tenant_actor& tenant) mutable {
+              self->state.tenants.put(key, caf::actor_cast<caf::weak_actor_ptr>(tenant), asked_us);
               fn(tenant);
             },
             [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });

@@ -4,8 +4,9 @@
 // Every request carries the host's tenant token: the token selects the
 // tenant (through the directory), and the tenant resolves run ids among its
 // own runs only, so a run id of another tenant is simply not found. A
-// token's tenant is remembered for `auth_cache_ms` (a revoked token keeps
-// working at most that long on this entry point).
+// token's tenant is remembered for `auth_cache_ms` (2 s,
+// actors/directory/token_cache.hpp): a revoked token keeps working at most
+// that long on this entry point.
 //
 // Host disconnects: the actor that starts a run is its host. If that actor
 // becomes unreachable (its node's connection drops: the host process died
@@ -65,10 +66,6 @@ using run_host_actor = caf::typed_actor<
   // (work_atom, offer_atom, lease JSON); it answers them through the
   // operations above. A worker that goes away has its leases offered again.
   caf::replies_to<work_atom, std::string, caf::actor, uint32_t>::with<bool>>;
-
-/// How long a token's tenant is remembered, in ms (0: ask the directory
-/// every time).
-inline constexpr uint32_t auth_cache_ms = 2'000;
 
 run_host_actor spawn_run_host(caf::actor_system& sys, directory_actor directory,
                               std::string node_id, node_metrics& metrics);

@@ -110,6 +110,63 @@ TEST_CASE("a revoked token no longer authenticates") {
   CHECK(node.stored_events() == before);
 }
 
+TEST_CASE("a token revoked through the API is refused from the next request, even right after "
+          "its tenant was remembered for it") {
+  test::temp_dir dir;
+  test::running_node node{dir};
+  auto [tenant_id, token] = node.make_tenant("Acme");
+  auto issue = [&, tenant_id = tenant_id, token = token](const std::string& label) {
+    auto issued = node.call("POST", "/v1/tokens", token, nlohmann::json{{"label", label}}.dump());
+    REQUIRE(issued.status == 201);
+    return std::pair{issued.body["token"].get<std::string>(),
+                     issued.body["token_id"].get<std::string>()};
+  };
+  // Revoked by the tenant, and by an operator: each token is used first (so
+  // its tenant and tenant actor are remembered), then revoked.
+  auto [own_token, own_id] = issue("ci");
+  auto [admin_revoked, admin_id] = issue("laptop");
+  for (const auto* path : {"/v1/whoami", "/v1/agents"}) {
+    CHECK(node.call("GET", path, own_token).status == 200);
+    CHECK(node.call("GET", path, admin_revoked).status == 200);
+  }
+  REQUIRE(node.call("DELETE", "/v1/tokens/" + own_id, token).status == 200);
+  REQUIRE(node.call("DELETE", "/v1/admin/tenants/" + tenant_id + "/tokens/" + admin_id, admin_token)
+            .status
+          == 200);
+  for (const auto* path : {"/v1/whoami", "/v1/agents"}) {
+    CAPTURE(path);
+    auto own = node.call("GET", path, own_token);
+    CHECK(own.status == 401);
+    CHECK(error_code(own) == "unauthorized");
+    CHECK(node.call("GET", path, admin_revoked).status == 401);
+  }
+  // The tenant's other token goes on.
+  CHECK(node.call("GET", "/v1/agents", token).status == 200);
+}
+
+TEST_CASE("a tenant's requests ask the directory once per token, not on every request") {
+  test::temp_dir dir;
+  test::running_node node{dir};
+  auto [tenant_id, token] = node.make_tenant("Acme");
+  auto directory_messages = [&, tenant_id = tenant_id] {
+    auto status = node.call("GET", "/v1/admin/status", admin_token);
+    REQUIRE(status.status == 200);
+    return status.body["metrics"]["actors"]["directory"]["messages"].get<uint64_t>();
+  };
+  // What reading the status costs the directory, if anything.
+  auto start = directory_messages();
+  auto by_status = directory_messages() - start;
+  REQUIRE(node.call("GET", "/v1/agents", token).status == 200); // the token, then its tenant
+  auto before = directory_messages();
+  for (int request = 0; request < 10; ++request) {
+    CHECK(node.call("GET", "/v1/agents", token).status == 200);
+    CHECK(node.call("GET", "/v1/whoami", token).status == 200);
+  }
+  // Twenty requests, without a cache forty asks; at most one more pair when
+  // a slow machine lets the token's 2 s run out between them.
+  CHECK(directory_messages() - before - by_status <= 2);
+}
+
 TEST_CASE("malformed tenant bodies get specific errors and store nothing") {
   test::temp_dir dir;
   test::running_node node{dir};
