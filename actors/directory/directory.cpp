@@ -33,6 +33,8 @@ struct directory_state {
   tenant_services services;
   std::map<std::string, tenant_actor> tenants; // strong handles: tenants live with the node
   std::optional<directory_index> index;
+  /// The node's entry points' token cache: a revoked token is forgotten there.
+  std::shared_ptr<node_token_cache> tokens;
   actor_counters* counters = nullptr;
   std::optional<running_guard> running;
 };
@@ -77,9 +79,11 @@ append_request directory_append(std::string type, std::string data) {
 
 directory_actor::behavior_type directory_behavior(self_pointer self, event_store_actor store,
                                                   directory_index index, node_metrics* metrics,
-                                                  tenant_services services) {
+                                                  tenant_services services,
+                                                  std::shared_ptr<node_token_cache> tokens) {
   auto& st = self->state;
   st.store = std::move(store);
+  st.tokens = std::move(tokens);
   st.metrics = metrics;
   st.services = std::move(services);
   st.index.emplace(std::move(index));
@@ -199,6 +203,9 @@ directory_actor::behavior_type directory_behavior(self_pointer self, event_store
         .then(
           [self, promise, revoked, hash](const append_result&) mutable {
             self->state.index->put_token(revoked, hash);
+            // (before answering: the revoked token acts on no entry point again)
+            if (self->state.tokens)
+              self->state.tokens->forget(hash);
             promise.deliver(revoked);
           },
           [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
@@ -221,9 +228,10 @@ directory_actor::behavior_type directory_behavior(self_pointer self, event_store
 
 directory_actor spawn_directory(caf::actor_system& sys, event_store_actor store,
                                 directory_index index, node_metrics& metrics,
-                                tenant_services services) {
+                                tenant_services services,
+                                std::shared_ptr<node_token_cache> tokens) {
   return sys.spawn(directory_behavior, std::move(store), std::move(index), &metrics,
-                   std::move(services));
+                   std::move(services), std::move(tokens));
 }
 
 } // namespace voxos

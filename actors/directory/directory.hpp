@@ -9,18 +9,25 @@
 // forgotten (its live runs are cancelled as it ends: tenant.hpp) and spawned
 // again from the store on the tenant's next request.
 //
+// Revoking a token forgets it in the node's token cache (token_cache.hpp)
+// before the revocation is answered, so neither entry point lets it act again.
+//
 // Requests name a tenant id only where the caller is trusted to choose one
 // (the operator's admin API, or the HTTP adapter passing the id that a
 // tenant's own token selected); the directory checks that it exists.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include <caf/actor_control_block.hpp>
 #include <caf/fwd.hpp>
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
+#include <caf/weak_intrusive_ptr.hpp>
 
+#include "actors/directory/token_cache.hpp"
 #include "actors/event_store/event_store.hpp"
 #include "actors/tenant/tenant.hpp"
 #include "messages/atoms.hpp"
@@ -50,9 +57,22 @@ using directory_actor = caf::typed_actor<
   // node's life); not_found for an unknown tenant.
   caf::replies_to<config_atom, std::string>::with<tenant_actor>>;
 
-/// Spawns the directory over an index loaded from the projection.
+/// What a node's entry points remember of a tenant token (token_cache.hpp):
+/// its identity, and its tenant actor held weakly (one that failed and was
+/// forgotten by the directory is asked for again; empty until an entry
+/// point needs it).
+struct remembered_token {
+  tenant_identity identity;
+  caf::weak_actor_ptr tenant;
+};
+using node_token_cache = token_cache<remembered_token>;
+
+/// Spawns the directory over an index loaded from the projection; it forgets
+/// each token it revokes in `tokens` (the node's entry points' cache; may be
+/// null).
 directory_actor spawn_directory(caf::actor_system& sys, event_store_actor store,
                                 directory_index index, node_metrics& metrics,
-                                tenant_services services);
+                                tenant_services services,
+                                std::shared_ptr<node_token_cache> tokens = nullptr);
 
 } // namespace voxos

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <optional>
 
 #include <caf/actor_system.hpp>
@@ -208,6 +207,8 @@ class http_api::routes {
 public:
   explicit routes(http_api_context ctx)
       : ctx_(std::move(ctx)), node_mcp_(*ctx_.sys, ctx_.directory) {
+    if (!ctx_.tokens)
+      ctx_.tokens = std::make_shared<node_token_cache>(0);
     if (ctx_.sign_in)
       broker_ = std::make_unique<auth::broker_verifier>(ctx_.sign_in->broker_secret);
   }
@@ -347,28 +348,14 @@ private:
     tenant_identity identity;
     tenant_actor tenant;
   };
-  /// What the token cache holds: the identity, and the tenant actor held
-  /// weakly (one that failed and was forgotten by the directory is asked
-  /// for again; empty until a route needs it).
-  struct remembered {
-    tenant_identity identity;
-    caf::weak_actor_ptr tenant;
-  };
-
   /// The request's tenant token: its identity (and, `with_tenant`, its
   /// tenant actor), remembered or asked of the directory. On failure the
   /// error is written and nothing answered.
   std::optional<authenticated> authenticate(const httplib::Request& req, httplib::Response& res,
                                             bool with_tenant);
-  /// Revokes a token of `tenant_id` through the directory and forgets it here.
-  void revoke_token(httplib::Response& res, const std::string& tenant_id,
-                    const std::string& token_id);
 
   http_api_context ctx_;
   node_mcp_servers node_mcp_;
-  std::mutex tokens_mutex_;
-  token_cache<remembered> tokens_{int64_t{ctx_.token_cache_ms} * 1000};
-  uint64_t revocations_ = 0; ///< tokens revoked through this API (under tokens_mutex_)
   std::unique_ptr<auth::broker_verifier> broker_; ///< null without a state secret
   std::shared_ptr<held_requests> held_ = std::make_shared<held_requests>(ctx_.held, ctx_.metrics);
 };
@@ -438,19 +425,12 @@ http_api::routes::authenticate(const httplib::Request& req, httplib::Response& r
   }
   auto key = digest::sha256_hex(*token);
   auto asked_us = steady_clock_us();
+  auto known = ctx_.tokens->find(key, asked_us);
   authenticated out;
-  bool known = false;
-  uint64_t revocations = 0;
-  {
-    std::lock_guard<std::mutex> guard{tokens_mutex_};
-    revocations = revocations_;
-    if (const auto* hit = tokens_.find(key, asked_us)) {
-      out.identity = hit->identity;
-      out.tenant = caf::actor_cast<tenant_actor>(hit->tenant.lock());
-      known = true;
-    }
-  }
-  if (!known) {
+  if (known.value) {
+    out.identity = std::move(known.value->identity);
+    out.tenant = caf::actor_cast<tenant_actor>(known.value->tenant.lock());
+  } else {
     auto [identity, err] =
       ask<tenant_identity>(*ctx_.sys, ctx_.directory, auth_atom::value, *token);
     if (!identity) {
@@ -458,11 +438,9 @@ http_api::routes::authenticate(const httplib::Request& req, httplib::Response& r
       return std::nullopt;
     }
     out.identity = std::move(*identity);
-    // (not remembered when a revocation was served meanwhile: it may be
-    // this token's, answered valid just before)
-    std::lock_guard<std::mutex> guard{tokens_mutex_};
-    if (revocations == revocations_)
-      tokens_.put(key, remembered{out.identity, {}}, asked_us);
+    // (not remembered when a token was revoked meanwhile: this answer may
+    // be that token's, given just before)
+    ctx_.tokens->put(key, remembered_token{out.identity, {}}, asked_us, known.generation);
   }
   if (with_tenant && !out.tenant) {
     auto [tenant, err] =
@@ -473,29 +451,11 @@ http_api::routes::authenticate(const httplib::Request& req, httplib::Response& r
     }
     out.tenant = std::move(*tenant);
     // (remembered until the identity's entry expires, never longer)
-    std::lock_guard<std::mutex> guard{tokens_mutex_};
-    if (auto* hit = tokens_.find(key, steady_clock_us()))
-      hit->tenant = caf::actor_cast<caf::weak_actor_ptr>(out.tenant);
-  }
-  return out;
-}
-
-void http_api::routes::revoke_token(httplib::Response& res, const std::string& tenant_id,
-                                    const std::string& token_id) {
-  auto [revoked, err] = ask<token_record>(*ctx_.sys, ctx_.directory, revoke_atom::value,
-                                          token_atom::value, tenant_id, token_id);
-  if (!revoked) {
-    send_error(res, err);
-    return;
-  }
-  {
-    std::lock_guard<std::mutex> guard{tokens_mutex_};
-    ++revocations_;
-    tokens_.forget_if([&](const remembered& entry) {
-      return entry.identity.tenant_id == tenant_id && entry.identity.token_id == token_id;
+    ctx_.tokens->update(key, steady_clock_us(), [&](remembered_token& entry) {
+      entry.tenant = caf::actor_cast<caf::weak_actor_ptr>(out.tenant);
     });
   }
-  send_json(res, 200, to_json(*revoked));
+  return out;
 }
 
 void http_api::routes::broker_token(const httplib::Request& req, httplib::Response& res) {
@@ -654,7 +614,8 @@ void http_api::routes::install(httplib::Server& srv) {
            }));
   srv.Delete(R"(/v1/admin/tenants/([a-z0-9_-]{1,64})/tokens/([a-z0-9_-]{1,64}))",
              admin([this](const httplib::Request& req, httplib::Response& res) {
-               revoke_token(res, std::string{req.matches[1]}, std::string{req.matches[2]});
+               answer<token_record>(res, 200, ctx_.directory, revoke_atom::value, token_atom::value,
+                                    std::string{req.matches[1]}, std::string{req.matches[2]});
              }));
 
   // -- tenants ----------------------------------------------------------------
@@ -681,7 +642,8 @@ void http_api::routes::install(httplib::Server& srv) {
   srv.Delete(
     R"(/v1/tokens/([a-z0-9_-]{1,64}))",
     tenant([this](const httplib::Request& req, httplib::Response& res, const tenant_identity& who) {
-      revoke_token(res, who.tenant_id, std::string{req.matches[1]});
+      answer<token_record>(res, 200, ctx_.directory, revoke_atom::value, token_atom::value,
+                           who.tenant_id, std::string{req.matches[1]});
     }));
 }
 

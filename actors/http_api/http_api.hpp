@@ -5,11 +5,10 @@
 // Authentication: `Authorization: Bearer <token>`. The admin token (operators)
 // reaches /metrics and /v1/admin/*; a tenant token reaches /v1/* for the
 // tenant it selects; no body or path ever names the caller's tenant. A tenant
-// token's tenant and tenant actor are remembered for `token_cache_ms`
-// (actors/directory/token_cache.hpp), so a request asks the directory once
-// per token in that time, not twice per request; a token revoked through
-// this API is forgotten at once, one revoked otherwise works at most that
-// long.
+// token's tenant and tenant actor are remembered for `auth_cache_ms` in the
+// node's token cache (actors/directory/token_cache.hpp), so a request asks
+// the directory once per token in that time, not twice per request; the
+// directory forgets a token there the moment it revokes it.
 #pragma once
 
 #include <chrono>
@@ -20,7 +19,6 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "actors/directory/directory.hpp"
-#include "actors/directory/token_cache.hpp"
 #include "actors/event_store/event_store.hpp"
 #include "actors/tenant/server_sign_in.hpp"
 #include "actors/vault_keeper/vault_keeper.hpp"
@@ -47,9 +45,10 @@ struct http_api_context {
   std::string admin_token_hash;              ///< SHA-256 hex of the admin token
   std::function<nlohmann::json()> node_info; ///< node id, version, ports, data dir
   uint32_t host_keepalive_ms = 1'000;        ///< run.host_keepalive_ms
-  /// How long a tenant token's tenant is remembered, in ms (0: the
-  /// directory is asked on every request).
-  uint32_t token_cache_ms = auth_cache_ms;
+  /// The node's token cache, shared with the run host; the directory
+  /// forgets a token there when it revokes it (null: the directory is asked
+  /// on every request).
+  std::shared_ptr<node_token_cache> tokens;
   /// How long a tool-calls request waits for its round (round_wait_of).
   std::chrono::milliseconds round_wait{round_wait_of(run_config{})};
   /// Bounds on requests that hold a worker while they wait (held_requests).

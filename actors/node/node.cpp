@@ -285,9 +285,12 @@ result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_sec
   else
     log::warn("node", "signing in to OAuth servers is off: " + sign_in.error().message());
   auto sign_in_context = services.sign_in;
-  state->directory =
-    spawn_directory(sys, state->store, std::move(*index), state->metrics, std::move(services));
-  state->run_host = spawn_run_host(sys, state->directory, state->node_id, state->metrics);
+  // What the entry points remember of tenant tokens; the directory forgets
+  // a token there when it revokes it.
+  auto tokens = std::make_shared<node_token_cache>();
+  state->directory = spawn_directory(sys, state->store, std::move(*index), state->metrics,
+                                     std::move(services), tokens);
+  state->run_host = spawn_run_host(sys, state->directory, state->node_id, state->metrics, tokens);
 
   // The CAF endpoint agent hosts connect to: over TLS with certificates, or
   // plain. Both register with the same BASP broker, so middleman().unpublish
@@ -322,6 +325,7 @@ result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_sec
   http_api_context ctx;
   ctx.sys = &sys;
   ctx.directory = state->directory;
+  ctx.tokens = tokens;
   ctx.store = state->store;
   ctx.keeper = state->keeper;
   ctx.metrics = &state->metrics;

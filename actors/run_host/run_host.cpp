@@ -53,10 +53,9 @@ struct run_host_state {
   static inline const char* name = "run_host";
   directory_actor directory;
   std::string node_id;
-  /// The tenant actor of each token asked lately (token_cache.hpp), held
-  /// weakly: a tenant actor that failed and was forgotten by the directory
-  /// is asked for again.
-  token_cache<caf::weak_actor_ptr> tenants;
+  /// The node's token cache (token_cache.hpp), shared with the HTTP API;
+  /// the directory forgets a token there when it revokes it.
+  std::shared_ptr<node_token_cache> tokens;
   /// The runs each host actor started and has not ended (a host is
   /// monitored while it has any).
   std::unordered_map<caf::actor_addr, host_runs> runs_by_host;
@@ -73,8 +72,9 @@ struct run_host_state {
 
 using self_pointer = run_host_actor::stateful_pointer<run_host_state>;
 
-/// Resolves `token` to its tenant actor, then calls `fn(tenant)`; answers
-/// `promise` with the error otherwise.
+/// Resolves `token` to its tenant actor (remembered, or asked of the
+/// directory), then calls `fn(tenant)`; answers `promise` with the error
+/// otherwise.
 template <class Promise, class F>
 void with_tenant(self_pointer self, const std::string& token, Promise promise, F fn) {
   auto& st = self->state;
@@ -84,21 +84,35 @@ void with_tenant(self_pointer self, const std::string& token, Promise promise, F
   }
   auto key = digest::sha256_hex(token);
   auto asked_us = steady_clock_us();
-  if (auto* known = st.tenants.find(key, asked_us))
-    if (auto tenant = caf::actor_cast<tenant_actor>(known->lock())) {
+  auto known = st.tokens->find(key, asked_us);
+  if (known.value)
+    if (auto tenant = caf::actor_cast<tenant_actor>(known.value->tenant.lock())) {
       fn(tenant);
       return;
     }
+  // The identity's tenant actor, remembered until the identity's entry
+  // expires, never longer.
+  auto with_identity = [self, key, promise, fn](const tenant_identity& who) mutable {
+    self->request(self->state.directory, directory_timeout, config_atom::value, who.tenant_id)
+      .then(
+        [self, key, fn](const tenant_actor& tenant) mutable {
+          self->state.tokens->update(key, steady_clock_us(), [&](remembered_token& entry) {
+            entry.tenant = caf::actor_cast<caf::weak_actor_ptr>(tenant);
+          });
+          fn(tenant);
+        },
+        [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+  };
+  if (known.value) {
+    with_identity(known.value->identity);
+    return;
+  }
   self->request(st.directory, directory_timeout, auth_atom::value, token)
     .then(
-      [self, key, asked_us, promise, fn](const tenant_identity& who) mutable {
-        self->request(self->state.directory, directory_timeout, config_atom::value, who.tenant_id)
-          .then(
-            [self, key, asked_us, fn](const tenant_actor& tenant) mutable {
-              self->state.tenants.put(key, caf::actor_cast<caf::weak_actor_ptr>(tenant), asked_us);
-              fn(tenant);
-            },
-            [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+      [self, key, asked_us, generation = known.generation,
+       with_identity](const tenant_identity& who) mutable {
+        self->state.tokens->put(key, remembered_token{who, {}}, asked_us, generation);
+        with_identity(who);
       },
       [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
 }
@@ -179,9 +193,11 @@ run_ticket ticket_of(const std::string& started) {
 }
 
 run_host_actor::behavior_type run_host_behavior(self_pointer self, directory_actor directory,
-                                                std::string node_id, node_metrics* metrics) {
+                                                std::string node_id, node_metrics* metrics,
+                                                std::shared_ptr<node_token_cache> tokens) {
   auto& st = self->state;
   st.directory = std::move(directory);
+  st.tokens = tokens ? std::move(tokens) : std::make_shared<node_token_cache>(0);
   st.node_id = std::move(node_id);
   st.metrics = metrics;
   st.counters = &metrics->actor("run_host");
@@ -333,8 +349,10 @@ run_host_actor::behavior_type run_host_behavior(self_pointer self, directory_act
 } // namespace
 
 run_host_actor spawn_run_host(caf::actor_system& sys, directory_actor directory,
-                              std::string node_id, node_metrics& metrics) {
-  return sys.spawn(run_host_behavior, std::move(directory), std::move(node_id), &metrics);
+                              std::string node_id, node_metrics& metrics,
+                              std::shared_ptr<node_token_cache> tokens) {
+  return sys.spawn(run_host_behavior, std::move(directory), std::move(node_id), &metrics,
+                   std::move(tokens));
 }
 
 } // namespace voxos

@@ -4,9 +4,10 @@
 // Every request carries the host's tenant token: the token selects the
 // tenant (through the directory), and the tenant resolves run ids among its
 // own runs only, so a run id of another tenant is simply not found. A
-// token's tenant is remembered for `auth_cache_ms` (2 s,
-// actors/directory/token_cache.hpp): a revoked token keeps working at most
-// that long on this entry point.
+// token's tenant is remembered for `auth_cache_ms` (2 s) in the node's
+// token cache (actors/directory/token_cache.hpp), shared with the HTTP API;
+// the directory forgets a token there the moment it revokes it, so a
+// revoked token is refused from the next request.
 //
 // Host disconnects: the actor that starts a run is its host. If that actor
 // becomes unreachable (its node's connection drops: the host process died
@@ -23,6 +24,7 @@
 // its live runs plus 64. The metric voxos_run_host_hosted_runs counts them.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -67,7 +69,10 @@ using run_host_actor = caf::typed_actor<
   // operations above. A worker that goes away has its leases offered again.
   caf::replies_to<work_atom, std::string, caf::actor, uint32_t>::with<bool>>;
 
+/// `tokens`: the node's token cache (null: the directory is asked on every
+/// request).
 run_host_actor spawn_run_host(caf::actor_system& sys, directory_actor directory,
-                              std::string node_id, node_metrics& metrics);
+                              std::string node_id, node_metrics& metrics,
+                              std::shared_ptr<node_token_cache> tokens = nullptr);
 
 } // namespace voxos

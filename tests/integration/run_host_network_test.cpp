@@ -333,3 +333,27 @@ TEST_CASE("the run host forgets a host's runs that ended another way, so its lis
   }
   CHECK(hosted() == 0);
 }
+
+TEST_CASE("a token revoked over HTTP is refused by the run host from the next request, though "
+          "its tenant was remembered for it") {
+  test::run_fixture f;
+  network_host h{f};
+  auto issued = f.node->call("POST", "/v1/tokens", f.token, R"({"label":"host"})");
+  REQUIRE(issued.status == 201);
+  auto token = issued.body["token"].get<std::string>();
+  auto token_id = issued.body["token_id"].get<std::string>();
+  // A turn for a run that does not exist: the token's tenant is resolved
+  // (and remembered), then the tenant answers not_found.
+  auto turn = [&](const std::string& secret) {
+    return error_of<std::string>((*h.self)->request(h.host, std::chrono::seconds(10),
+                                                    turn_atom::value, secret, std::string{"r_none"},
+                                                    std::string{"hello"}, std::string{"hi"}))
+      .first;
+  };
+  CHECK(turn(token) == errc::not_found);
+  CHECK(turn(token) == errc::not_found);
+  REQUIRE(f.node->call("DELETE", "/v1/tokens/" + token_id, f.token).status == 200);
+  CHECK(turn(token) == errc::unauthorized);
+  // The tenant's other token goes on.
+  CHECK(turn(f.token) == errc::not_found);
+}

@@ -619,3 +619,45 @@ TEST_CASE("rounds of interleaved runs name each its own run's chat") {
   }
   CHECK(f.search("alpha", 20).size() == 3);
 }
+
+TEST_CASE("events queued and never flushed (the desk stopped or crashed) are indexed by the "
+          "rebuild on the next start, in stream order") {
+  history_fixture f;
+  f.run_started("r_1", "c_trip"); // indexed
+  // Durable, queued, and lost with the index before any flush.
+  std::vector<event_record> queued{
+    f.store("chat.c_trip", "turn.reported",
+            json{{"run_id", "r_1"}, {"turn", 1}, {"user", "the night ferry"}, {"assistant", "ok"}}
+              .dump()),
+    f.store(
+      "run.r_1", "tools.round",
+      round_data(1, {{"c1", "get_ferry_times", "ok", "completed", "s_x", "get_ferry_times"}})),
+    f.store("run.r_1", "run.finished",
+            json{{"run_id", "r_1"}, {"rounds", 1}, {"calls", 1}}.dump())};
+  for (auto ev : queued)
+    f.index->queue(std::move(ev));
+  REQUIRE(f.index->queued() == 3);
+  f.index.reset();
+
+  // The next start: a fresh index, rebuilt from the store.
+  history_options on_disk;
+  on_disk.index.dir = f.dir.str() + "/index";
+  auto made = history_index::open(f.tenant, on_disk);
+  REQUIRE(made);
+  f.index = std::move(*made);
+  auto report = rebuild_history(*f.index, *f.db);
+  REQUIRE(report);
+  CHECK(report->indexed == 4);
+  auto found = f.search("ferry", 20);
+  auto ids = ids_of(found);
+  std::sort(ids.begin(), ids.end());
+  CHECK(ids == std::vector<std::string>{"a.r_1.2", "t.c_trip.1"});
+  for (const auto& hit : found)
+    CHECK(hit["chat_id"] == "c_trip"); // (the round's chat, from its run's start)
+  // The run's record holds its end, which came after its round.
+  auto round = f.read("a.r_1.2");
+  REQUIRE_FALSE(round.is_error);
+  REQUIRE_FALSE(round.result["context"].empty());
+  CHECK(round.result["context"][0]["evidence_id"] == "r.r_1");
+  CHECK(round.result["context"][0]["outcome"] == "finished");
+}
