@@ -692,6 +692,13 @@ void print_results(const std::vector<const char*>& names, const std::vector<path
 
 int main(int argc, char** argv) {
   bench_options opts;
+  // (options come in pairs: a lone one, `--help` say, runs nothing)
+  if (argc % 2 == 0) {
+    std::fprintf(stderr, "usage: saturation_bench [--seconds S] [--hosts H] [--runs N] [--from R] "
+                         "[--step X] [--repeats K] [--concurrency C1,C2,...] "
+                         "[--profile straight|caf|http] [--voxosd PATH]\n");
+    return 2;
+  }
   for (int idx = 1; idx + 1 < argc; idx += 2) {
     std::string arg = argv[idx];
     std::string value = argv[idx + 1];
