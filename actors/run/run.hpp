@@ -85,6 +85,8 @@ using run_actor = caf::typed_actor<
 struct run_setup {
   std::string tenant_id;
   std::string run_id;
+  /// What the run checks calls against (run_part: no decisions, routes or
+  /// profiles).
   effective_policy snapshot;
   tool_view view;
   /// The long tail behind the catalog tools; nullptr unless catalog mode.

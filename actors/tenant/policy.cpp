@@ -562,6 +562,16 @@ const snapshot_tool* effective_policy::find(std::string_view server_id,
   return nullptr;
 }
 
+effective_policy run_part(const effective_policy& snapshot) {
+  effective_policy out;
+  // Every field but the decisions, routes and profiles.
+  std::tie(out.tenant_id, out.agent_id, out.run_id, out.chan, out.caller, out.contacts,
+           out.created_us, out.tools, out.shared_text) =
+    std::tie(snapshot.tenant_id, snapshot.agent_id, snapshot.run_id, snapshot.chan, snapshot.caller,
+             snapshot.contacts, snapshot.created_us, snapshot.tools, snapshot.shared_text);
+  return out;
+}
+
 const std::vector<route_group>& route_groups() {
   static const std::vector<route_group> groups{
     {"web.search",

@@ -208,6 +208,13 @@ struct effective_policy {
   const snapshot_tool* find(std::string_view server_id, std::string_view tool) const;
 };
 
+/// What a run actor keeps of its snapshot for its life: the snapshot
+/// without its decisions, routes and profiles (the audit's and the start
+/// answer's; a run checks calls against `tools` and names its agent and
+/// channel). The text stays shared. Saves about 1.8 KiB per live run with a
+/// default agent's grants (its decisions are every tool considered).
+effective_policy run_part(const effective_policy& snapshot);
+
 /// What the run's trusted execution context says; nothing here comes from a model.
 struct run_context {
   std::string run_id;

@@ -1068,7 +1068,7 @@ status spawn_run_actor(self_pointer self, const std::string& run_id, const std::
   run_setup setup;
   setup.tenant_id = st.tenant_id;
   setup.run_id = run_id;
-  setup.snapshot = snapshot;
+  setup.snapshot = run_part(snapshot);
   auto key = fresh_catalog_key();
   if (!key)
     return key.error();
