@@ -42,9 +42,12 @@ std::string_view to_string(run_phase x) {
 struct run_state {
   static inline const char* name = "run";
   run_setup setup;
-  run_memory memory;
+  /// What the run remembers across rounds; made by its first round or turn
+  /// (an idle run that never called holds none).
+  std::unique_ptr<run_memory> memory;
   run_phase phase = run_phase::idle;
-  std::optional<tool_round> round;
+  /// The round in progress (on the heap: an idle run holds a pointer).
+  std::unique_ptr<tool_round> round;
   caf::typed_response_promise<std::vector<tool_output>> round_promise;
   /// The wave in flight and the round's calls it carries.
   std::optional<wave_actor> wave;
@@ -76,6 +79,13 @@ struct run_state {
 };
 
 using self_pointer = run_actor::stateful_pointer<run_state>;
+
+/// The run's memory, made on first use.
+run_memory& memory_of(run_state& st) {
+  if (!st.memory)
+    st.memory = std::make_unique<run_memory>();
+  return *st.memory;
+}
 
 /// Listeners one run keeps.
 constexpr std::size_t max_listeners = 8;
@@ -287,8 +297,8 @@ void on_wave_answers(self_pointer self, std::vector<wave_answer>& answers) {
       st.setup.trace->mcp(st.rounds, std::string{round.calls[call_idx].entry->server_id()},
                           st.wave_params[idx], answers[idx].code,
                           answer ? *answer : answer.error().message());
-    settle_call(round.calls[call_idx], round, st.memory, st.setup.limits, answer);
-    remember_places(round.calls[call_idx], st.setup.adapters, st.memory);
+    settle_call(round.calls[call_idx], round, memory_of(st), st.setup.limits, answer);
+    remember_places(round.calls[call_idx], st.setup.adapters, memory_of(st));
     st.call_us[call_idx] = now - st.round_started_us;
     st.metrics->call_latency.observe(static_cast<uint64_t>(st.call_us[call_idx]));
     if (!st.listeners->empty())
@@ -333,7 +343,7 @@ void run_next_wave(self_pointer self) {
     auto conn = st.setup.connections.find(std::string{call.entry->server_id()});
     if (conn == st.setup.connections.end()) {
       // The tenant gives a connection for every server of the snapshot.
-      settle_call(call, round, st.memory, st.setup.limits,
+      settle_call(call, round, memory_of(st), st.setup.limits,
                   status::error(errc::internal, "no connection for this server"));
       continue;
     }
@@ -404,7 +414,7 @@ caf::result<std::vector<tool_output>> start_round(self_pointer self, std::vector
       st.setup.trace->refused(st.rounds, traced, made.error());
     return to_error(made.error());
   }
-  st.round = std::move(*made);
+  st.round = std::make_unique<tool_round>(std::move(*made));
   if (st.setup.trace) {
     std::vector<tool_call> accepted;
     for (const auto& call : st.round->calls)
@@ -417,7 +427,7 @@ caf::result<std::vector<tool_output>> start_round(self_pointer self, std::vector
   st.calls += st.round->calls.size();
   st.phase = run_phase::executing;
   decide_round(*st.round, st.setup.view, st.setup.catalog.get(), st.setup.snapshot,
-               st.setup.adapters, st.memory, st.setup.limits);
+               st.setup.adapters, memory_of(st), st.setup.limits);
   st.round_promise = self->make_response_promise<std::vector<tool_output>>();
   if (!st.listeners->empty())
     emit(self, round_event(*st.round, st.rounds));
@@ -490,7 +500,7 @@ run_actor::behavior_type run_behavior(self_pointer self, run_setup setup, node_m
     [self, note](turn_atom, const std::string& assistant) {
       note();
       auto& st = self->state;
-      auto cards = turn_place_cards(assistant, st.memory);
+      auto cards = turn_place_cards(assistant, memory_of(st));
       if (st.setup.trace)
         st.setup.trace->turn(st.rounds, assistant, cards, st.phase != run_phase::idle);
       return cards;
