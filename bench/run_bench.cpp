@@ -17,7 +17,8 @@
 //      append to each store alone; then the same pairs against the SDK peer
 //      (no target: its millisecond tails) and the SDK client's sequential
 //      echo;
-//   c. memory per idle run actor at 10,000 live runs (sync off): RSS and heap
+//   c. memory per idle run actor at 10,000 live runs (sync off; the tenants'
+//      history indexes on disk, as voxosd keeps them): RSS and heap
 //      before and after starting them, per run (target <= 8 KiB), beside
 //      10,000 bare CAF actors; the WAL bytes the starts wrote (RocksDB's
 //      memtable holds about as much, so it is part of the RSS growth);
@@ -801,6 +802,7 @@ int main(int argc, char** argv) {
   test::temp_dir dir_nosync;
   test::temp_dir dir_echo_sync;
   test::temp_dir dir_echo_nosync;
+  test::temp_dir dir_index; // the tenants' history indexes, on disk as a node keeps them
   node_metrics metrics;
   std::optional<wave_figures> waves;
   std::optional<paired_figures> sdk_with_sync;
@@ -829,6 +831,10 @@ int main(int argc, char** argv) {
     services.urls = std::make_shared<const url_policy>(std::move(urls));
     services.mcp = mcp_config{};
     services.run = run_config{};
+    // As voxosd: each tenant's history index in a directory of its own (in
+    // memory, the index held about 2 KiB per run started, for the life of
+    // the process; on disk, what a commit has not written yet).
+    services.index_dir = dir_index.str();
     std::optional<bench_tenant> synced;
     std::optional<bench_tenant> unsynced;
     if (peer) {
