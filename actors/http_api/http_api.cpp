@@ -785,6 +785,28 @@ void http_api::routes::install_tenant_config(httplib::Server& srv) {
             if (body)
               relay(res, 200, t, contact_atom::value, body->dump());
           }));
+  // The owner's own lists (notes and emails included: the owner's, never a
+  // model's) and their deletions; a malformed id is a 400 naming the segment.
+  srv.Get("/v1/phones",
+          tenant_config([this](const httplib::Request&, httplib::Response& res, handle t) {
+            relay(res, 200, t, list_atom::value, phone_atom::value);
+          }));
+  srv.Get("/v1/contacts",
+          tenant_config([this](const httplib::Request&, httplib::Response& res, handle t) {
+            relay(res, 200, t, list_atom::value, contact_atom::value);
+          }));
+  srv.Delete(R"(/v1/phones/([^/]{1,256}))",
+             tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+               std::string integration_id{req.matches[1]};
+               if (path_id(integration_id, "phone", res))
+                 relay(res, 200, t, revoke_atom::value, phone_atom::value, integration_id);
+             }));
+  srv.Delete(R"(/v1/contacts/([^/]{1,256}))",
+             tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
+               std::string contact_id{req.matches[1]};
+               if (path_id(contact_id, "contact", res))
+                 relay(res, 200, t, revoke_atom::value, contact_atom::value, contact_id);
+             }));
   srv.Put("/v1/profiles",
           tenant_config([this](const httplib::Request& req, httplib::Response& res, handle t) {
             auto body = read_body(req, res,

@@ -322,6 +322,15 @@ caf::result<std::string> refuse(self_pointer self, const status& why, json what)
   return promise;
 }
 
+/// A deletion `events` (or its refusal, audited with `what`) answered as
+/// {"deleted": id} once durable.
+caf::result<std::string> delete_entity(self_pointer self, result<std::vector<event_draft>> events,
+                                       json what, const std::string& id) {
+  if (!events)
+    return refuse(self, events.error(), std::move(what));
+  return commit(self, std::move(*events), [id] { return json{{"deleted", id}}.dump(); });
+}
+
 /// The policy index of the current configuration, built if a change emptied it.
 const policy_index& current_policy_index(tenant_actor_state& st) {
   if (!st.policy)
@@ -1875,6 +1884,30 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
         return refuse(self, events.error(), {{"op", "upsert_contact"}});
       auto answer = tenant_events::to_json(*contact).dump();
       return commit(self, std::move(*events), [answer] { return answer; });
+    },
+    [self, note](list_atom, phone_atom) -> caf::result<std::string> {
+      note();
+      json out = json::array();
+      for (const auto& phone : self->state.cfg.state.phones)
+        out.push_back(tenant_events::to_json(phone));
+      return json{{"phones", std::move(out)}}.dump();
+    },
+    [self, note](list_atom, contact_atom) -> caf::result<std::string> {
+      note();
+      json out = json::array();
+      for (const auto& contact : self->state.cfg.state.contacts)
+        out.push_back(tenant_events::to_json(contact));
+      return json{{"contacts", std::move(out)}}.dump();
+    },
+    [self, note](revoke_atom, phone_atom, const std::string& id) -> caf::result<std::string> {
+      note();
+      return delete_entity(self, tenant_logic::delete_phone(self->state.cfg, id),
+                           {{"op", "delete_phone"}, {"integration_id", id}}, id);
+    },
+    [self, note](revoke_atom, contact_atom, const std::string& id) -> caf::result<std::string> {
+      note();
+      return delete_entity(self, tenant_logic::delete_contact(self->state.cfg, id),
+                           {{"op", "delete_contact"}, {"contact_id", id}}, id);
     },
     [self, note](profile_atom, const std::string& text) -> caf::result<std::string> {
       note();

@@ -128,6 +128,16 @@ using tenant_actor = caf::typed_actor<
   caf::replies_to<phone_atom, std::string>::with<std::string>,
   // Adds or replaces a saved contact (JSON contact_record); answers it.
   caf::replies_to<contact_atom, std::string>::with<std::string>,
+  // The phone integrations: {"phones": [phone_integration]}, by id.
+  caf::replies_to<list_atom, phone_atom>::with<std::string>,
+  // The saved contacts with the owner's notes and emails (for the owner,
+  // never a model): {"contacts": [contact_record]}, by id.
+  caf::replies_to<list_atom, contact_atom>::with<std::string>,
+  // Deletes a phone integration (event "phone.deleted"); answers
+  // {"deleted": id}; not_found (audited as refused) for none of this tenant's.
+  caf::replies_to<revoke_atom, phone_atom, std::string>::with<std::string>,
+  // Deletes a saved contact (event "contact.deleted"), as above.
+  caf::replies_to<revoke_atom, contact_atom, std::string>::with<std::string>,
   // The owner's knowledge (review of candidates, consent, memories, skills,
   // example-skill installs) and the node's own MCP servers: an operation and
   // its JSON body, answered by the tenant's tool desk (actors/tools).

@@ -274,6 +274,24 @@ result<std::vector<event_draft>> upsert_contact(const loaded_tenant&,
   return std::vector<event_draft>{tenant_events::contact_upserted(contact)};
 }
 
+result<std::vector<event_draft>> delete_contact(const loaded_tenant& t,
+                                                const std::string& contact_id) {
+  const auto& xs = t.state.contacts;
+  if (std::none_of(xs.begin(), xs.end(),
+                   [&](const contact_record& c) { return c.contact_id == contact_id; }))
+    return not_found("contact");
+  return std::vector<event_draft>{tenant_events::contact_deleted(contact_id)};
+}
+
+result<std::vector<event_draft>> delete_phone(const loaded_tenant& t,
+                                              const std::string& integration_id) {
+  const auto& xs = t.state.phones;
+  if (std::none_of(xs.begin(), xs.end(),
+                   [&](const phone_integration& p) { return p.integration_id == integration_id; }))
+    return not_found("phone integration");
+  return std::vector<event_draft>{tenant_events::phone_deleted(integration_id)};
+}
+
 result<std::vector<event_draft>> upsert_profile(const loaded_tenant& t,
                                                 const browser_profile& profile) {
   const auto& s = t.state;

@@ -79,6 +79,16 @@ result<std::vector<event_draft>> upsert_phone(const tenant_events::loaded_tenant
 result<std::vector<event_draft>> upsert_contact(const tenant_events::loaded_tenant& t,
                                                 const contact_record& contact);
 
+/// Deletes a saved contact. Errors: not_found (none of this tenant's).
+result<std::vector<event_draft>> delete_contact(const tenant_events::loaded_tenant& t,
+                                                const std::string& contact_id);
+
+/// Deletes a phone integration. Grants of its place-call tool stay and allow
+/// nothing until an integration of the same id is connected again. Errors:
+/// not_found (none of this tenant's).
+result<std::vector<event_draft>> delete_phone(const tenant_events::loaded_tenant& t,
+                                              const std::string& integration_id);
+
 /// Adds or replaces a saved browser profile's safe, model-visible part. Its
 /// agents must be this tenant's; a hosted profile names one of the tenant's
 /// servers and a tool that server knows. Errors: not_found.
