@@ -13,6 +13,7 @@ const pages = {
     { id: 'audit', title: 'Audit', load: () => import('./pages/audit.js') },
     { id: 'knowledge', title: 'Knowledge', load: () => import('./pages/knowledge.js') },
     { id: 'schedules', title: 'Schedules', load: () => import('./pages/schedules.js') },
+    { id: 'contacts', title: 'Contacts', load: () => import('./pages/contacts.js') },
   ],
   operator: [
     { id: 'node', title: 'Node', load: () => import('./pages/node.js') },

@@ -72,7 +72,7 @@ test('a tenant token opens the owner pages; the token stays in session storage, 
   await signIn(page, node.base, owner.token);
   assert.equal(await page.textContent('[data-testid=who]'), 'Shell test team');
   const nav = await page.$$eval('nav a', (links) => links.map((a) => a.textContent));
-  assert.deepEqual(nav, ['Tools', 'MCP', 'Runs', 'Audit', 'Knowledge', 'Schedules']);
+  assert.deepEqual(nav, ['Tools', 'MCP', 'Runs', 'Audit', 'Knowledge', 'Schedules', 'Contacts']);
   assert.equal(await page.evaluate(() => sessionStorage.getItem('voxos.token')), owner.token);
   assert.deepEqual(await page.context().cookies(), []);
   assert.equal(page.url().includes(owner.token), false);
