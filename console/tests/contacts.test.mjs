@@ -113,6 +113,7 @@ test('a display name holding markup is shown as text and never runs; edited, the
 
   // Edit keeps the contact's id.
   await row.locator('[data-testid=edit]').click();
+  await page.locator('[data-testid=contact-form] h3', { hasText: 'Edit' }).waitFor();
   assert.equal(await page.inputValue('#contact-name'), HOSTILE);
   await page.fill('#contact-email', 'markup@example.com');
   await page.click('[data-testid=contact-form] button:text-is("Save contact")');

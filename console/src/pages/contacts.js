@@ -13,34 +13,44 @@ function newContactId() {
   return `c-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
 }
 
-const emptyContact = { contact_id: '', display_name: '', phone: '', is_admin: false, email: '', notes: '' };
-
-/** The add form, or the edit form of `editing` (a contact as listed). */
-function ContactForm({ editing, onSaved, onCancel }) {
-  const [draft, setDraft] = useState(editing || emptyContact);
-  useEffect(() => setDraft({ ...emptyContact, ...(editing || {}) }), [editing]);
-  const action = useAction();
+/** A form's draft: `set(field)` is an input's handler (checkboxes give their checked state). */
+function useDraft(initial) {
+  const [draft, setDraft] = useState(initial);
   const set = (field) => (e) => {
     const input = e.currentTarget;
     setDraft((d) => ({ ...d, [field]: input.type === 'checkbox' ? input.checked : input.value }));
   };
+  return [draft, setDraft, set];
+}
+
+/** PUTs `body` to `path` through `action`; a refusal says what was not saved. Answers the saved record. */
+function put(action, path, body, what) {
+  return action.run(async () => {
+    try {
+      return await api('PUT', path, body);
+    } catch (failure) {
+      throw new Error(`The ${what} was not saved. ${failure.message}`);
+    }
+  });
+}
+
+const emptyContact = { contact_id: '', display_name: '', phone: '', is_admin: false, email: '', notes: '' };
+
+/** The add form, or the edit form of `editing` (a contact as listed; keyed by its id, so a new form starts from it). */
+function ContactForm({ editing, onSaved, onCancel }) {
+  const [draft, setDraft, set] = useDraft({ ...emptyContact, ...(editing || {}) });
+  const action = useAction();
   async function submit(event) {
     event.preventDefault();
-    const saved = await action.run(async () => {
-      const body = {
-        contact_id: draft.contact_id || newContactId(),
-        display_name: draft.display_name.trim(),
-        phone: draft.phone.trim(),
-        is_admin: draft.is_admin,
-      };
-      if (draft.email.trim()) body.email = draft.email.trim();
-      if (draft.notes.trim()) body.notes = draft.notes.trim();
-      try {
-        return await api('PUT', '/v1/contacts', body);
-      } catch (failure) {
-        throw new Error(`The contact was not saved. ${failure.message}`);
-      }
-    });
+    const body = {
+      contact_id: draft.contact_id || newContactId(),
+      display_name: draft.display_name.trim(),
+      phone: draft.phone.trim(),
+      is_admin: draft.is_admin,
+    };
+    if (draft.email.trim()) body.email = draft.email.trim();
+    if (draft.notes.trim()) body.notes = draft.notes.trim();
+    const saved = await put(action, '/v1/contacts', body, 'contact');
     if (saved) {
       if (!editing) setDraft(emptyContact);
       await onSaved();
@@ -111,28 +121,18 @@ function Contacts({ list }) {
         ${contacts.map((c) => html`<${ContactRow} key=${c.contact_id} c=${c} onEdit=${setEditing} onChanged=${list.reload} />`)}
       </tbody>
     </table>`}
-    <${ContactForm} editing=${editing} onSaved=${saved} onCancel=${() => setEditing(null)} />
+    <${ContactForm} key=${editing ? editing.contact_id : ''} editing=${editing} onSaved=${saved} onCancel=${() => setEditing(null)} />
   </section>`;
 }
 
 function PhoneForm({ onSaved }) {
   const blank = { integration_id: '', provider: 'twilio', call_capable: true, connected: true, place_call_tool: '' };
-  const [draft, setDraft] = useState(blank);
+  const [draft, setDraft, set] = useDraft(blank);
   const action = useAction();
-  const set = (field) => (e) => {
-    const input = e.currentTarget;
-    setDraft((d) => ({ ...d, [field]: input.type === 'checkbox' ? input.checked : input.value }));
-  };
   async function submit(event) {
     event.preventDefault();
-    const saved = await action.run(async () => {
-      try {
-        return await api('PUT', '/v1/phones', { ...draft, integration_id: draft.integration_id.trim(),
-          place_call_tool: draft.place_call_tool.trim() });
-      } catch (failure) {
-        throw new Error(`The phone integration was not saved. ${failure.message}`);
-      }
-    });
+    const body = { ...draft, integration_id: draft.integration_id.trim(), place_call_tool: draft.place_call_tool.trim() };
+    const saved = await put(action, '/v1/phones', body, 'phone integration');
     if (saved) {
       setDraft(blank);
       await onSaved();
