@@ -4,39 +4,10 @@
 // answers every row) and are applied here too, so the page shows the same
 // rows either way. The selects offer every value seen since the page opened.
 import { api } from '../api.js';
-import { ErrorNote, FilterSelect, Loading, html, useEffect, useLoad, useRef, useState, when } from '../lib.js';
+import { ErrorNote, FilterSelect, Loading, html, reasonText, useEffect, useLoad, useRef, useState, when } from '../lib.js';
 
 /** Reasons that allow (actors/tenant/policy.hpp); every other reason denies. */
 const allowing = new Set(['explicit_grant', 'default_grant', 'platform_default']);
-
-/** Reason codes in words (actors/tenant/policy.hpp); an unknown code is shown as it is. */
-const reasons = {
-  explicit_grant: 'granted to this agent',
-  default_grant: 'granted by default',
-  platform_default: 'on by default for every account',
-  explicit_deny: 'denied to this agent',
-  not_granted: 'not granted to this agent',
-  server_disabled: 'its server is disabled',
-  server_untrusted: 'its server is not trusted',
-  server_not_connected: 'its server has not passed a connection test',
-  server_needs_auth: 'its server needs signing in again',
-  not_allowlisted: "not in its server's allowed tools",
-  not_discovered: 'its server did not list it',
-  integration_unavailable: 'the integration is not available',
-  prerequisite_denied: 'a tool it needs is denied',
-  route_not_selected: 'another implementation serves this action',
-  pinned_route_unavailable: 'the pinned implementation is unavailable',
-  text_chat_only: 'only in text chats',
-  channel_excluded: 'not on this channel',
-  caller_limited: 'the caller is limited',
-  sender_not_admin: 'the sender is not an admin contact',
-  owner_conversation_only: "only in the owner's own conversations",
-  not_inherited: 'not passed on to this child run',
-  parent_not_granted: 'the parent run does not have it',
-  not_in_snapshot: "not in the run's tools",
-  unknown_tool: 'no such tool',
-  foreign_server: "another account's server",
-};
 
 const phases = { compose: 'run start (compose)', execute: 'call (execute)', config: 'change (config)' };
 const limits = [100, 500, 2000];
@@ -135,7 +106,7 @@ export default function Audit({ ready }) {
           <td>${row.agent_id ? agentName(row.agent_id) : '—'}</td>
           <td class="mono">${subject(row)}</td>
           <td class="mono">${row.server_id || (row.phase === 'config' ? '' : 'internal')}</td>
-          <td title=${row.reason || ''}>${reasons[row.reason] || row.reason || row.code || ''}</td>
+          <td title=${row.reason || ''}>${reasonText(row.reason) || row.code || ''}</td>
           <td class="mono">${row.run_id || ''}</td>
           <td>${row.channel || ''}</td>
         </tr>`)}
