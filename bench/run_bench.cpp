@@ -721,7 +721,9 @@ std::string sides_text(const paired_figures& x) {
 void print_added(const echo_figures& x, const bench_options& opts) {
   std::printf(
     "b. added time per call, paired: the same call through the runtime (tenant -> run -> wave "
-    "-> connection; the round's audit and activity queued to the store, not awaited) and "
+    "-> connection; the round's decisions recorded in one write, which a mutating call waits "
+    "for before it leaves and every output waits for before it is released; its activity "
+    "queued, synced with the next write) and "
     "straight at our client (its own mcp_connection), alternating call by call (the order "
     "swapped every pair), against bench/echo_peer.hpp (a cpp-httplib peer that answers at "
     "once); added = runtime - straight, per pair; %d pairs per line, the three lines, the "

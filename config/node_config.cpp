@@ -582,8 +582,10 @@ status parse_caf(const object_reader& in, caf_config& out) {
 }
 
 status parse_event_store(const object_reader& in, event_store_config& out) {
-  VOXOS_RETURN_IF_ERROR(in.allow_only({"sync", "max_batch_events", "max_event_bytes"}));
+  VOXOS_RETURN_IF_ERROR(
+    in.allow_only({"sync", "max_batch_events", "max_event_bytes", "deferred_sync_ms"}));
   VOXOS_RETURN_IF_ERROR(in.boolean("sync", out.sync));
+  VOXOS_RETURN_IF_ERROR(in.integer("deferred_sync_ms", 1, 10000, out.deferred_sync_ms));
   VOXOS_RETURN_IF_ERROR(in.integer("max_batch_events", 1, 65536, out.max_batch_events));
   VOXOS_RETURN_IF_ERROR(in.integer("max_event_bytes", 1024, 16 * 1024 * 1024, out.max_event_bytes));
   return status::ok();
@@ -772,7 +774,8 @@ json to_json(const node_config& cfg) {
                       {"key_passphrase_file", cfg.caf.tls.key_passphrase_file}}}};
   doc["event_store"] = json{{"sync", cfg.event_store.sync},
                             {"max_batch_events", cfg.event_store.max_batch_events},
-                            {"max_event_bytes", cfg.event_store.max_event_bytes}};
+                            {"max_event_bytes", cfg.event_store.max_event_bytes},
+                            {"deferred_sync_ms", cfg.event_store.deferred_sync_ms}};
   doc["secrets"] = json{{"source", source_names[static_cast<std::size_t>(cfg.secrets.source)]},
                         {"file", cfg.secrets.file}};
   doc["mcp"] = json{{"connect_timeout_ms", cfg.mcp.connect_timeout_ms},

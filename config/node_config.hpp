@@ -94,6 +94,10 @@ struct event_store_config {
   /// One event's data; 1 KiB .. 16 MiB. 4 MiB holds a run snapshot of
   /// several thousand tools (2,000 tools persist as about 430 KB).
   std::size_t max_event_bytes = 4 * 1024 * 1024;
+  /// The longest a record of what already happened (a tool round's
+  /// activity) stays written but not yet synced, when no synced write comes
+  /// first; 1 .. 10,000 ms.
+  uint32_t deferred_sync_ms = 100;
 };
 
 /// The MCP client: bounds of every connection to a remote MCP server. Times

@@ -12,8 +12,8 @@ bool operator==(const event_record& x, const event_record& y) {
          == std::tie(y.tenant, y.stream, y.seq, y.time_us, y.type, y.data);
 }
 bool operator==(const append_request& x, const append_request& y) {
-  return std::tie(x.tenant, x.stream, x.events, x.expected_next)
-         == std::tie(y.tenant, y.stream, y.events, y.expected_next);
+  return std::tie(x.tenant, x.stream, x.events, x.expected_next, x.sync_deferred)
+         == std::tie(y.tenant, y.stream, y.events, y.expected_next, y.sync_deferred);
 }
 bool operator==(const append_result& x, const append_result& y) {
   return std::tie(x.first_seq, x.last_seq) == std::tie(y.first_seq, y.last_seq);

@@ -32,12 +32,17 @@ struct event_record {
 /// Appends `events` to (tenant, stream) atomically, with the projection
 /// updates they cause. `expected_next` guards optimistic writers: the append
 /// fails with `sequence_conflict` unless the stream's next sequence equals it.
+/// `sync_deferred`: acknowledged once written to the WAL, and durable with
+/// the store's next synced write, at the latest `event_store.deferred_sync_ms`
+/// later (a record of what already happened, never an intent). A store
+/// without WAL sync treats every append this way.
 struct append_request {
   static constexpr uint64_t any_seq = std::numeric_limits<uint64_t>::max();
   std::string tenant;
   std::string stream;
   std::vector<event_draft> events;
   uint64_t expected_next = any_seq;
+  bool sync_deferred = false;
 };
 
 /// The sequence numbers an acknowledged (durable) append received.
@@ -152,7 +157,8 @@ typename Inspector::result_type inspect(Inspector& f, event_record& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, append_request& x) {
-  return f(caf::meta::type_name("append_request"), x.tenant, x.stream, x.events, x.expected_next);
+  return f(caf::meta::type_name("append_request"), x.tenant, x.stream, x.events, x.expected_next,
+           x.sync_deferred);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, append_result& x) {

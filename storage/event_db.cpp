@@ -139,6 +139,7 @@ result<std::unique_ptr<event_db>> event_db::open(const std::string& dir, event_d
 event_db::~event_db() {
   if (!db_)
     return;
+  (void)sync_wal().is_ok(); // what a deferred group left unsynced (nothing to report to)
   for (auto* cf : {events_, state_, vault_, default_})
     if (cf != nullptr)
       db_->DestroyColumnFamilyHandle(cf).PermitUncheckedError();
@@ -313,8 +314,12 @@ event_db::append_group(const std::vector<const append_request*>& group, int64_t 
   if (accepted.empty())
     return out;
   rocksdb::WriteOptions wopts;
-  wopts.sync = opts_.sync;
+  wopts.sync = opts_.sync && std::any_of(accepted.begin(), accepted.end(), [&group](auto idx) {
+                 return !group[idx]->sync_deferred;
+               });
   auto st = db_->Write(wopts, &batch);
+  if (st.ok() && opts_.sync)
+    wal_unsynced_ = !wopts.sync; // a synced write syncs everything before it
   if (!st.ok()) {
     for (auto entry = undo.rbegin(); entry != undo.rend(); ++entry)
       *entry->first = entry->second;
@@ -328,6 +333,16 @@ event_db::append_group(const std::vector<const append_request*>& group, int64_t 
 result<append_result> event_db::append(const append_request& req, int64_t now_us) {
   auto results = append_group({&req}, now_us);
   return std::move(results.front());
+}
+
+result<bool> event_db::sync_wal() {
+  if (!wal_unsynced_)
+    return false;
+  auto st = db_->SyncWAL();
+  if (!st.ok())
+    return from_rocks(st, "cannot sync the WAL");
+  wal_unsynced_ = false;
+  return true;
 }
 
 result<std::vector<event_record>> event_db::read_stream(const stream_query& query) const {

@@ -19,6 +19,7 @@
 // else about it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -102,11 +103,21 @@ public:
   /// oversized or non-object data, sequence_conflict, projector refusal) gets
   /// its error and does not affect the others. If the write itself fails,
   /// every accepted request fails with storage_failure and nothing is applied.
+  /// A group whose accepted requests are all `sync_deferred` is written
+  /// without a sync; the next synced write (or sync_wal) makes it durable.
   std::vector<result<append_result>> append_group(const std::vector<const append_request*>& group,
                                                   int64_t now_us);
 
   /// Convenience for one request.
   result<append_result> append(const append_request& req, int64_t now_us);
+
+  /// Whether a deferred group was written since the WAL was last synced
+  /// (always false without WAL sync).
+  bool wal_unsynced() const noexcept { return wal_unsynced_.load(std::memory_order_relaxed); }
+
+  /// Syncs the WAL if a deferred group left it unsynced; answers whether it
+  /// did. On the appending thread, like append_group.
+  result<bool> sync_wal();
 
   /// Events of one stream from `from_seq` (or the newest, with
   /// stream_query::newest), at most `limit` (capped at 10,000), in order.
@@ -193,6 +204,9 @@ private:
   rocksdb::ColumnFamilyHandle* default_ = nullptr;
   // Next sequence per stream prefix "<tenant>/<stream>/", loaded lazily.
   std::unordered_map<std::string, uint64_t> heads_;
+  // A deferred group was written after the last synced write (written on the
+  // appending thread; read anywhere, e.g. by a test).
+  std::atomic<bool> wal_unsynced_{false};
   // Held by every write to the vault column family.
   std::mutex vault_mtx_;
 };

@@ -10,11 +10,13 @@
 #include <caf/actor_system.hpp>
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/event_based_actor.hpp>
+#include <caf/send.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/metrics/node_metrics.hpp"
 #include "config/clock.hpp"
+#include "config/log.hpp"
 #include "messages/error.hpp"
 #include "storage/event_db.hpp"
 
@@ -29,6 +31,8 @@ struct commit_group {
   std::vector<append_request> requests;
   std::vector<result<append_result>> results;
   uint64_t write_us = 0;
+  /// Written without a sync (every request deferred), and not yet synced.
+  bool wal_unsynced = false;
 };
 
 using commit_group_ptr = std::shared_ptr<commit_group>;
@@ -77,6 +81,7 @@ namespace voxos {
 namespace {
 
 using commit_atom = caf::atom_constant<caf::atom("commit")>;
+using wal_sync_atom = caf::atom_constant<caf::atom("walsync")>;
 
 /// Commit requests the event_store keeps out at once: one the writer works
 /// on, one waiting in its mailbox so it starts the next group as soon as the
@@ -106,7 +111,13 @@ caf::behavior writer_behavior(caf::event_based_actor* self, std::shared_ptr<even
       auto started = clock_type::now();
       group->results = db->append_group(ptrs, wall_clock_us());
       group->write_us = micros_since(started);
+      group->wal_unsynced = db->wal_unsynced();
       return group;
+    },
+    // Makes deferred groups durable, unless a synced write already did.
+    [db](wal_sync_atom) {
+      if (auto synced = db->sync_wal(); !synced)
+        log::error("event_store", synced.error().message());
     },
     [db](verify_atom) -> caf::result<store_report> {
       auto report = db->verify();
@@ -145,6 +156,10 @@ struct event_store_state {
   std::deque<std::pair<uint64_t, std::function<void()>>> deferred_reads;
   /// When the store's size was last sampled into the metrics.
   int64_t size_sampled_us = 0;
+  /// Deferred groups are synced at most this long after they are written;
+  /// until sync_due_us a sync is already on its way to the writer.
+  caf::timespan deferred_sync{};
+  int64_t sync_due_us = 0;
 };
 
 /// How often, at most, the store's size is sampled after write batches: a
@@ -203,6 +218,12 @@ void on_committed(self_pointer self, commit_group& done) {
       entry.promise.deliver(to_error(res.error()));
     }
   }
+  if (done.wal_unsynced && steady_clock_us() >= st.sync_due_us) {
+    caf::delayed_anon_send(st.writer, st.deferred_sync, wal_sync_atom::value);
+    st.sync_due_us =
+      steady_clock_us()
+      + std::chrono::duration_cast<std::chrono::microseconds>(st.deferred_sync).count();
+  }
   if (!done.requests.empty() && steady_clock_us() - st.size_sampled_us >= size_sample_interval_us)
     sample_size(st);
   while (!st.deferred_reads.empty() && st.deferred_reads.front().first <= st.appends_done) {
@@ -244,6 +265,7 @@ event_store_actor::behavior_type event_store_behavior(self_pointer self,
   st.intake = std::make_shared<commit_intake>();
   st.writer = self->spawn<caf::detached + caf::linked>(
     writer_behavior, std::move(db), st.intake, std::max<std::size_t>(1, opts.max_batch_requests));
+  st.deferred_sync = opts.deferred_sync;
   st.metrics = metrics;
   st.counters = &metrics->actor("event_store");
   st.running.emplace(*st.counters);

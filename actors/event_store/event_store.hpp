@@ -9,7 +9,11 @@
 // idle store adds no delay. The event_store keeps up to two commit requests
 // out, so the writer starts the next group as soon as the current one is
 // durable, while the event_store answers the finished one. An append is
-// acknowledged only after its group is durable, in the order appends arrived.
+// acknowledged only after its group is durable, in the order appends arrived,
+// except a `sync_deferred` one (a record of what already happened): a group
+// of only those is written without a sync and acknowledged, and becomes
+// durable with the next synced group, or by a WAL sync `deferred_sync`
+// later at the latest.
 // Reads run on the event_store's own turn, concurrently with the writer
 // (RocksDB allows that; event_db keeps its append state to one thread), but
 // never ahead of an append: a read that arrives while appends are on their
@@ -63,6 +67,10 @@ struct event_store_options {
   /// The most append requests one group (one write batch, one sync) takes;
   /// the rest wait for the next group.
   std::size_t max_batch_requests = 4096;
+  /// The longest a `sync_deferred` append stays written but not synced
+  /// (unless a synced group comes first): one WAL sync at most this often
+  /// for a store that takes only deferred appends.
+  std::chrono::milliseconds deferred_sync{100};
 };
 
 /// Spawns the event store and its writer over an opened database.

@@ -266,6 +266,7 @@ result<std::unique_ptr<node>> node::start(const node_config& cfg, const node_sec
   auto& sys = *state->sys;
   event_store_options store_opts;
   store_opts.max_batch_requests = cfg.event_store.max_batch_events;
+  store_opts.deferred_sync = std::chrono::milliseconds{cfg.event_store.deferred_sync_ms};
   state->store = spawn_event_store(sys, db, state->metrics, store_opts);
   // Retired keys' values are resealed in the background; the node serves meanwhile.
   state->keeper = spawn_vault_keeper(sys, db, node_keys, data_keys, vault_keeper_options{});

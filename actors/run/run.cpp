@@ -1,5 +1,6 @@
 #include "actors/run/run.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 
@@ -59,6 +60,11 @@ struct run_state {
   int64_t round_started_us = 0;
   /// When the wave in flight was sent.
   int64_t wave_started_us = 0;
+  /// The round's decisions are not yet acknowledged by the store (durable
+  /// when its WAL sync is on); its outputs wait for them (see start_round).
+  bool decisions_pending = false;
+  /// Every call of the round is settled; the answer waits for the decisions.
+  bool answer_waiting = false;
   // Counters (health).
   uint64_t rounds = 0;
   uint64_t calls = 0;
@@ -158,14 +164,21 @@ std::string run_stream(const run_state& st) {
 /// append it takes (a stopped writer fails what waits).
 enum class wait : bool { not_awaited, awaited };
 
+/// Whether a record is synced before the store acknowledges it: intents
+/// (decisions) and ends are; a round's activity (what already happened) is
+/// durable with the store's next synced write (append_request::sync_deferred),
+/// so a round costs one WAL sync, not two.
+enum class sync : bool { now, deferred };
+
 /// Appends one event to `stream` of the run's tenant; then `done(ok)`.
 template <class F>
 void record(self_pointer self, std::string stream, std::string type, std::string data, wait how,
-            F done) {
+            F done, sync when = sync::now) {
   append_request req;
   req.tenant = self->state.setup.tenant_id;
   req.stream = stream;
   req.events.push_back({type, data});
+  req.sync_deferred = when == sync::deferred;
   auto timeout = how == wait::awaited ? caf::duration{store_timeout} : caf::duration{caf::infinite};
   // The run's own records (its rounds, its end) feed the tenant's history
   // once durable; the audit's do not.
@@ -248,18 +261,26 @@ void record_activity(self_pointer self, const tool_round& round) {
     activity += '}';
   }
   activity += "]}";
-  record(self, run_stream(st), "tools.round", std::move(activity), wait::not_awaited,
-         [self](bool ok) {
-           if (!ok)
-             end_unrecorded(self, "the run cannot record its activity");
-         });
+  record(
+    self, run_stream(st), "tools.round", std::move(activity), wait::not_awaited,
+    [self](bool ok) {
+      if (!ok)
+        end_unrecorded(self, "the run cannot record its activity");
+    },
+    sync::deferred);
 }
 
 /// Records the round's activity (every call is settled), then answers it:
 /// the record is in the store's queue before anyone can read after the
-/// answer.
+/// answer. Not before the round's decisions are acknowledged: until then the
+/// answer waits (answer_waiting), and their acknowledgment answers it.
 void answer_round(self_pointer self) {
   auto& st = self->state;
+  if (st.decisions_pending) {
+    st.answer_waiting = true;
+    return;
+  }
+  st.answer_waiting = false;
   auto round = std::move(*st.round);
   st.round.reset();
   auto outputs = round_outputs(round);
@@ -431,17 +452,35 @@ caf::result<std::vector<tool_output>> start_round(self_pointer self, std::vector
   st.round_promise = self->make_response_promise<std::vector<tool_output>>();
   if (!st.listeners->empty())
     emit(self, round_event(*st.round, st.rounds));
-  // The decisions (as decided, before any wave) go to the audit stream
-  // once the first wave is on its way. The answer does not wait for them:
-  // a run whose decisions cannot be recorded ends, failing its round if it
-  // is still open. (Written first: the first wave may settle the round.)
-  auto decided = decided_record(st);
-  run_next_wave(self);
-  record(self, audit_stream, "calls.decided", std::move(decided), wait::not_awaited,
-         [self](bool ok) {
-           if (!ok)
+  // The decisions (as decided, before any wave) go to the audit stream in
+  // one write. A call that may change something leaves only once that
+  // write is acknowledged (durable when the store syncs its WAL), so no
+  // effect happens without its record. Read-only calls leave at once, beside
+  // the write. Either way the outputs wait for it: nothing reaches the host
+  // that the audit could lose. A run whose decisions cannot be recorded ends,
+  // failing its round.
+  bool write_ahead = std::any_of(st.round->calls.begin(), st.round->calls.end(), [](const auto& c) {
+    return c.status == call_status::pending && !c.read_only;
+  });
+  st.decisions_pending = true;
+  st.answer_waiting = false;
+  // Queued before the first wave is spawned: the scheduler runs the newest
+  // job first, so a read-only wave still leaves before the store's turn.
+  record(self, audit_stream, "calls.decided", decided_record(st), wait::not_awaited,
+         [self, write_ahead](bool ok) {
+           auto& st = self->state;
+           if (!ok) {
              end_unrecorded(self, "the run cannot record its decisions");
+             return;
+           }
+           st.decisions_pending = false;
+           if (write_ahead)
+             run_next_wave(self);
+           else if (st.answer_waiting)
+             answer_round(self);
          });
+  if (!write_ahead)
+    run_next_wave(self);
   return st.round_promise;
 }
 

@@ -6,17 +6,20 @@
 //
 // Tool rounds: each model response's tool calls are decided, grouped into
 // waves and settled by tool_round.hpp; each wave is a wave actor
-// (wave.hpp) the run holds until it answers. As a round starts (its first
-// wave on its way), its execution decisions go to the audit stream
-// ("calls.decided"). When the last wave answers, the outputs go back, one
-// per call id in call order, and the round's activity goes to the run's
-// stream ("tools.round": call ids, tools, statuses and reasons, durations;
-// never arguments or results). The answer waits for neither record (a WAL
-// sync would add milliseconds to every round): both are in the store's
-// queue before it, and a read of the store sees them (event_store.hpp:
-// read your writes). Tool failures are outputs, not errors: a run whose
-// decisions or activity cannot be recorded ends (storage_failure), failing
-// its round if it is still open.
+// (wave.hpp) the run holds until it answers. As a round starts, its
+// execution decisions go to the audit stream in one write
+// ("calls.decided"). Write-ahead: a round with a call that may change
+// something (not read-only) sends nothing until the store acknowledges that
+// write (durable when the store syncs its WAL); a read-only round's first
+// wave leaves beside the write. Either way the outputs go back only once
+// the decisions are acknowledged, one per call id in call order, and the
+// round's activity goes to the run's stream ("tools.round": call ids,
+// tools, statuses and reasons, durations; never arguments or results). The
+// answer does not wait for the activity: it is in the store's queue before
+// the answer, and a read of the store sees it (event_store.hpp: read your
+// writes). Tool failures are outputs, not errors: a run whose decisions or
+// activity cannot be recorded ends (storage_failure), failing its round if
+// it is still open.
 //
 // Cancellation: `cancel` stops the round in progress (the current wave
 // cancels its requests at their connections, which send

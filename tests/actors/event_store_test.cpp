@@ -4,8 +4,11 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -149,4 +152,42 @@ TEST_CASE("a read sees every append that reached the store before it, answered o
     .receive([&](const std::vector<event_record>& events) { scanned = events.size(); },
              [](caf::error& err) { FAIL(message_of(err)); });
   CHECK(scanned == appends + 5);
+}
+
+TEST_CASE("a deferred append is acknowledged once written and synced by deferred_sync") {
+  test::temp_dir dir;
+  node_metrics metrics; // outlives the actor system
+  caf::actor_system_config cfg;
+  register_types(cfg);
+  cfg.set("scheduler.max-threads", size_t{2});
+  auto sys = std::make_unique<caf::actor_system>(cfg);
+  std::shared_ptr<event_db> db{test::open_node_store(dir)};
+  event_store_options opts;
+  opts.deferred_sync = std::chrono::milliseconds{300};
+  auto store = spawn_event_store(*sys, db, metrics, opts);
+  {
+    caf::scoped_actor self{*sys};
+    auto req = one_event("run.r_1", R"({"round":1})");
+    req.sync_deferred = true;
+    std::optional<append_result> appended;
+    self->request(store, std::chrono::seconds{10}, append_atom::value, req)
+      .receive([&](const append_result& res) { appended = res; },
+               [&](caf::error& err) { FAIL("append failed: " << to_string(err)); });
+    REQUIRE(appended.has_value());
+    CHECK(appended->first_seq == 1);
+    // Written without a sync (nothing else came), then synced by the store
+    // on its own about 300 ms later.
+    CHECK(db->wal_unsynced());
+    bool synced = false;
+    for (int polls = 0; polls < 5'000 && !synced; ++polls) {
+      synced = !db->wal_unsynced();
+      if (!synced)
+        std::this_thread::sleep_for(std::chrono::milliseconds{1});
+    }
+    CHECK(synced);
+    CHECK(metrics.write_batches.load() == 1);
+  }
+  caf::anon_send_exit(store, caf::exit_reason::user_shutdown);
+  store = nullptr;
+  sys.reset();
 }

@@ -126,6 +126,7 @@ void check_defaults(const node_config& cfg) {
   CHECK(cfg.event_store.sync == def.event_store.sync);
   CHECK(cfg.event_store.max_batch_events == def.event_store.max_batch_events);
   CHECK(cfg.event_store.max_event_bytes == def.event_store.max_event_bytes);
+  CHECK(cfg.event_store.deferred_sync_ms == def.event_store.deferred_sync_ms);
   CHECK(cfg.secrets.source == voxos::secret_source::generate);
   CHECK(cfg.secrets.file.empty());
   CHECK(cfg.mcp.request_timeout_ms == def.mcp.request_timeout_ms);
@@ -160,7 +161,7 @@ TEST_CASE("the default document names every key and parses back to the defaults"
   CHECK(doc["http"]["max_held_requests"] == 0); // derived, also when threads change
   CHECK(doc["http"]["max_held_per_tenant"] == 0);
   CHECK(doc["caf"].size() == 5); // bind, port, scheduler_threads, transport, tls
-  CHECK(doc["event_store"].size() == 3);
+  CHECK(doc["event_store"].size() == 4);
   CHECK(doc["secrets"].size() == 2);
   CHECK(doc["mcp"].size() == 12);
   CHECK(doc["run"].size() == 10);
@@ -176,7 +177,8 @@ TEST_CASE("a full document sets every entry") {
     "http": {"bind": "::1", "port": 0, "public_base_url": "https://voxos.example.com/base",
              "max_body_bytes": 2048, "threads": 256},
     "caf": {"bind": "localhost", "port": 65535, "scheduler_threads": 64},
-    "event_store": {"sync": false, "max_batch_events": 1, "max_event_bytes": 16777216},
+    "event_store": {"sync": false, "max_batch_events": 1, "max_event_bytes": 16777216,
+                    "deferred_sync_ms": 10000},
     "secrets": {"source": "file", "file": "/etc/voxos/secrets.json"},
     "registered_urls": [{"url": "http://127.0.0.1:3001/mcp?x=1", "purpose": "mcp"},
                         {"url": "https://[::1]:8443/", "purpose": "oauth_issuer"}]
@@ -195,6 +197,7 @@ TEST_CASE("a full document sets every entry") {
   CHECK(cfg->caf.scheduler_threads == 64);
   CHECK_FALSE(cfg->event_store.sync);
   CHECK(cfg->event_store.max_batch_events == 1);
+  CHECK(cfg->event_store.deferred_sync_ms == 10000);
   CHECK(cfg->event_store.max_event_bytes == 16777216);
   CHECK(cfg->secrets.source == voxos::secret_source::file);
   CHECK(cfg->secrets.file == "/etc/voxos/secrets.json");
@@ -338,6 +341,10 @@ TEST_CASE("an out-of-range value names its key and its bounds") {
         == "caf.scheduler_threads: expected an integer from 1 to 64");
   CHECK(parse_failure(R"({"event_store": {"max_batch_events": 0}})")
         == "event_store.max_batch_events: expected an integer from 1 to 65536");
+  CHECK(parse_failure(R"({"event_store": {"deferred_sync_ms": 0}})")
+        == "event_store.deferred_sync_ms: expected an integer from 1 to 10000");
+  CHECK(parse_failure(R"({"event_store": {"deferred_sync_ms": 10001}})")
+        == "event_store.deferred_sync_ms: expected an integer from 1 to 10000");
   CHECK(parse_failure(R"({"event_store": {"max_event_bytes": 16777217}})")
         == "event_store.max_event_bytes: expected an integer from 1024 to 16777216");
   CHECK(parse_failure(R"({"caf": {"port": 18446744073709551615}})")

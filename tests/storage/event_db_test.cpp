@@ -94,6 +94,72 @@ TEST_CASE("appends get gap-free sequences per stream") {
   CHECK((*events)[0].data == R"({"n":0})");
 }
 
+TEST_CASE("deferred appends are written unsynced until the next synced write or sync_wal") {
+  test::temp_dir dir;
+  {
+    auto db = open_db(dir); // WAL sync on (the default)
+    auto deferred = request("t_a", "run.r_1", 1);
+    deferred.sync_deferred = true;
+    REQUIRE(db->append(deferred, 1));
+    CHECK(db->wal_unsynced());
+    auto events = db->read_stream({"t_a", "run.r_1", 1, 100});
+    REQUIRE(events);
+    CHECK(events->size() == 1); // written, readable at once
+    auto synced = db->sync_wal();
+    REQUIRE(synced);
+    CHECK(*synced);
+    CHECK_FALSE(db->wal_unsynced());
+    auto again = db->sync_wal();
+    REQUIRE(again);
+    CHECK_FALSE(*again); // nothing left to sync
+
+    // A synced append syncs what a deferred one left.
+    REQUIRE(db->append(deferred, 2));
+    CHECK(db->wal_unsynced());
+    REQUIRE(db->append(request("t_a", "audit", 1), 3));
+    CHECK_FALSE(db->wal_unsynced());
+
+    // A group with one request that is not deferred is synced whole.
+    auto intent = request("t_a", "audit", 1);
+    std::vector<const append_request*> group{&deferred, &intent};
+    auto results = db->append_group(group, 4);
+    REQUIRE(results.size() == 2);
+    CHECK(results[0]);
+    CHECK(results[1]);
+    CHECK_FALSE(db->wal_unsynced());
+
+    // A refused request never makes the group unsynced, nor does nothing.
+    auto refused = request("t_a", "run.r_1", 1, "test.refused");
+    refused.sync_deferred = true;
+    CHECK_FALSE(db->append(refused, 5));
+    CHECK_FALSE(db->wal_unsynced());
+    REQUIRE(db->append(deferred, 6));
+    CHECK(db->wal_unsynced());
+  } // closing syncs what is left
+  auto db = open_db(dir);
+  auto events = db->read_stream({"t_a", "run.r_1", 1, 100});
+  REQUIRE(events);
+  CHECK(events->size() == 4);
+  auto audit = db->read_stream({"t_a", "audit", 1, 100});
+  REQUIRE(audit);
+  CHECK(audit->size() == 2);
+}
+
+TEST_CASE("without WAL sync, deferred appends leave nothing to sync") {
+  test::temp_dir dir;
+  auto opts = test_options();
+  opts.sync = false;
+  auto db = event_db::open(dir.str() + "/store", opts);
+  REQUIRE(db);
+  auto deferred = request("t_a", "run.r_1", 1);
+  deferred.sync_deferred = true;
+  REQUIRE((*db)->append(deferred, 1));
+  CHECK_FALSE((*db)->wal_unsynced());
+  auto synced = (*db)->sync_wal();
+  REQUIRE(synced);
+  CHECK_FALSE(*synced);
+}
+
 TEST_CASE("a group shares one batch and keeps order within a stream") {
   test::temp_dir dir;
   auto db = open_db(dir);
