@@ -51,7 +51,7 @@ struct run_state {
   std::unique_ptr<tool_round> round;
   caf::typed_response_promise<std::vector<tool_output>> round_promise;
   /// The wave in flight and the round's calls it carries.
-  std::optional<wave_actor> wave;
+  std::unique_ptr<wave> in_flight;
   std::vector<std::size_t> wave_calls;
   /// The params each call of the wave was sent with (for the trace).
   std::vector<std::string> wave_params;
@@ -325,12 +325,60 @@ void on_wave_answers(self_pointer self, std::vector<wave_answer>& answers) {
     if (!st.listeners->empty())
       emit(self, call_event(round.calls[call_idx], st.rounds, st.call_us[call_idx]));
   }
-  st.wave.reset();
   st.wave_calls.clear();
   st.wave_params.clear();
   if (st.phase == run_phase::cancelling && st.cancel_closed_us == 0)
     st.cancel_closed_us = now;
   run_next_wave(self);
+}
+
+/// The wave in flight has every answer: the round goes on with them.
+void finish_wave(self_pointer self) {
+  auto& st = self->state;
+  auto answers = st.in_flight->take_answers();
+  st.in_flight.reset();
+  on_wave_answers(self, answers);
+}
+
+/// Call `call_idx` of wave `number` answered: once the wave's last call is
+/// in, the round goes on with every answer. (An answer of an earlier wave
+/// finds none: every wave ends only once each of its calls came back or its
+/// target ended.)
+void wave_answered(self_pointer self, uint64_t number, std::size_t call_idx, wave_answer answer) {
+  auto& st = self->state;
+  if (st.in_flight && st.in_flight->number() == number
+      && st.in_flight->answer(call_idx, std::move(answer)))
+    finish_wave(self);
+}
+
+/// Sends every call of the next wave from the run itself (wave.hpp).
+void send_wave(self_pointer self, std::vector<wave_call> calls) {
+  auto& st = self->state;
+  auto number = st.waves;
+  st.in_flight = std::make_unique<wave>(self, std::move(calls), number);
+  auto& sent = st.in_flight->calls();
+  for (std::size_t call_idx = 0; call_idx < sent.size(); ++call_idx) {
+    auto& call = sent[call_idx];
+    auto on_result = [self, number, call_idx](std::string& result) {
+      wave_answered(self, number, call_idx, {0, std::move(result)});
+    };
+    auto on_error = [self, number, call_idx](caf::error& err) {
+      auto code =
+        err.category() == error_category() ? err.code() : static_cast<uint8_t>(errc::unavailable);
+      wave_answered(self, number, call_idx, {code, message_of(err)});
+    };
+    if (call.desk)
+      self
+        ->request(call.desk, std::chrono::milliseconds{st.setup.call_timeout_ms}, tool_atom::value,
+                  *call.context, call.integration_id, std::move(call.params))
+        .then(on_result, on_error);
+    else
+      self
+        ->request(call.connection, caf::infinite, request_atom::value,
+                  st.in_flight->key_of(call_idx), std::string{"tools/call"}, std::move(call.params),
+                  st.setup.call_timeout_ms, call.resend_safe)
+        .then(on_result, on_error);
+  }
 }
 
 void run_next_wave(self_pointer self) {
@@ -379,21 +427,12 @@ void run_next_wave(self_pointer self) {
   }
   ++st.waves;
   st.peak_wave = std::max(st.peak_wave, calls.size());
-  // Told before the wave is spawned, so that the wave runs first on this
+  // Told before the wave is sent, so that its connections run first on this
   // thread (the scheduler takes the newest job first).
   if (!st.listeners->empty())
     emit(self, wave_event(round, st.wave_calls, st.rounds));
   st.wave_started_us = steady_clock_us();
-  auto wave = spawn_wave(self, std::move(calls), st.setup.call_timeout_ms);
-  st.wave = wave;
-  self->request(wave, caf::infinite, request_atom::value)
-    .then([self](std::vector<wave_answer>& answers) { on_wave_answers(self, answers); },
-          [self](caf::error& err) {
-            std::vector<wave_answer> failed(
-              self->state.wave_calls.size(),
-              wave_answer{static_cast<uint8_t>(errc::unavailable), message_of(err)});
-            on_wave_answers(self, failed);
-          });
+  send_wave(self, std::move(calls));
 }
 
 /// The round's audit record, as decided (before any wave):
@@ -464,8 +503,8 @@ caf::result<std::vector<tool_output>> start_round(self_pointer self, std::vector
   });
   st.decisions_pending = true;
   st.answer_waiting = false;
-  // Queued before the first wave is spawned: the scheduler runs the newest
-  // job first, so a read-only wave still leaves before the store's turn.
+  // Queued before the first wave is sent: the scheduler runs the newest job
+  // first, so a read-only wave's connection still takes it before the store.
   record(self, audit_stream, "calls.decided", decided_record(st), wait::not_awaited,
          [self, write_ahead](bool ok) {
            auto& st = self->state;
@@ -497,6 +536,12 @@ run_actor::behavior_type run_behavior(self_pointer self, run_setup setup, node_m
     for (const auto& listener : *listeners)
       caf::anon_send(listener, close_atom::value, why);
   });
+  // A connection (or desk) that ended holds none of the wave's calls any more.
+  self->set_down_handler([self](caf::down_msg& msg) {
+    auto& st = self->state;
+    if (st.in_flight && st.in_flight->target_down(msg.source))
+      finish_wave(self);
+  });
   auto note = [self] { self->state.counters->on_message(self->mailbox().size()); };
   return {
     [self, note](tool_atom,
@@ -518,8 +563,8 @@ run_actor::behavior_type run_behavior(self_pointer self, run_setup setup, node_m
       st.phase = run_phase::cancelling;
       if (was == run_phase::idle)
         finish_cancel(self);
-      else if (st.wave) // executing: a wave is always in flight
-        self->send(*st.wave, cancel_atom::value);
+      else if (st.in_flight) // executing: a wave in flight, or the decisions awaited
+        st.in_flight->cancel();
       return promise;
     },
     [self, note](close_atom) -> caf::result<bool> {
@@ -560,7 +605,7 @@ run_actor::behavior_type run_behavior(self_pointer self, run_setup setup, node_m
                   {"calls", st.calls},
                   {"waves", st.waves},
                   {"peak_wave", st.peak_wave},
-                  {"in_flight", st.wave_calls.size()}}
+                  {"in_flight", st.in_flight ? st.in_flight->in_flight() : 0}}
         .dump();
     },
   };

@@ -5,8 +5,8 @@
 // snapshot allows. It reaches nothing else.
 //
 // Tool rounds: each model response's tool calls are decided, grouped into
-// waves and settled by tool_round.hpp; each wave is a wave actor
-// (wave.hpp) the run holds until it answers. As a round starts, its
+// waves and settled by tool_round.hpp; the run sends each wave's calls
+// itself and keeps their record (wave.hpp) until the last answer is in. As a round starts, its
 // execution decisions go to the audit stream in one write
 // ("calls.decided"). Write-ahead: a round with a call that may change
 // something (not read-only) sends nothing until the store acknowledges that
@@ -26,8 +26,9 @@
 // notifications/cancelled and close their streams; later waves never
 // start), answers the round's caller with its outputs (the unsent calls
 // "cancelled"), records "run.cancelled" with the time from cancel to the
-// last request closed, and ends the run. Killing the run kills its wave,
-// which cancels what is in flight on its way out.
+// last request closed, and ends the run. A run that ends otherwise (killed
+// included) cancels what is in flight on its way out (its wave's record
+// sends the cancels as it goes).
 //
 // Lifecycle:
 //   idle --tool calls--> executing --outputs--> idle

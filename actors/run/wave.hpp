@@ -1,21 +1,23 @@
-// The wave actor: one batch of a run's calls sent together, up to eight
+// One wave of a run: a batch of the run's calls sent together, up to eight
 // read-only calls or one call that is not (tool_round.hpp decides which).
-// One per wave, spawned and held by its run, which it dies with.
+// The run sends the calls itself and keeps this record of them while they
+// are in flight; a wave is no actor of its own (that cost every round a
+// spawn, a link, a monitor and two more messages).
 //
-// It sends every call's `tools/call` to its server's mcp_connection at once
-// and answers the run with every call's answer, in call order, once the last
-// is in. Each call has its own deadline, which its connection enforces (the
-// wave sets no timer of its own); a connection that ends while it holds a
-// call answers that call unavailable ("the server's connection closed").
+// Every call's `tools/call` goes to its server's mcp_connection at once (an
+// internal or phone integration tool's call to the tenant's tool desk); the
+// run takes every call's answer, in call order, once the last is in. Each
+// call has its own deadline, which its connection enforces (no timer of the
+// run's own); a connection that ends while it holds a call answers that call
+// unavailable ("the server's connection closed"): the wave watches each
+// connection it uses while it is in flight.
 //
-// Cancellation: `cancel` (the run was cancelled) cancels every request still
+// Cancellation: cancel() (the run was cancelled) cancels every request still
 // in flight at its connection, which sends notifications/cancelled and
-// closes the request's stream; the wave still answers, once each cancelled
-// request has come back. If the wave ends instead with its run (however the
-// run ends, a kill included), what is in flight is cancelled the same way as
-// it goes (its state's destructor sends the cancels).
-//
-// Lifecycle: sending --last answer--> answered (gone) ; sending --cancel--> draining --> answered
+// closes the request's stream; the wave is still answered, once each
+// cancelled request has come back. If the wave ends instead with its run
+// (however the run ends, a kill included), what is in flight is cancelled
+// the same way as it goes (its destructor sends the cancels).
 #pragma once
 
 #include <cstdint>
@@ -23,13 +25,11 @@
 #include <string>
 #include <vector>
 
+#include <caf/actor_addr.hpp>
 #include <caf/fwd.hpp>
-#include <caf/replies_to.hpp>
-#include <caf/typed_actor.hpp>
 
 #include "actors/mcp/mcp_connection.hpp"
 #include "actors/tools/tool_desk.hpp"
-#include "messages/atoms.hpp"
 
 namespace voxos {
 
@@ -55,20 +55,54 @@ struct wave_answer {
   std::string text; ///< the result, or the failure's message
 };
 
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, wave_answer& x) {
-  return f(caf::meta::type_name("wave_answer"), x.code, x.text);
-}
+/// A wave in flight, kept by its run (`run`, which sends its calls and
+/// receives their answers).
+class wave {
+public:
+  /// `calls` sent from `run` as wave number `number` of the run; each call's
+  /// connection is watched until the wave ends.
+  wave(caf::local_actor* run, std::vector<wave_call> calls, uint64_t number);
+  ~wave();
+  wave(const wave&) = delete;
+  wave& operator=(const wave&) = delete;
 
-using wave_actor = caf::typed_actor<
-  // Sends the calls (once); answers every call's answer in call order.
-  caf::replies_to<request_atom>::with<std::vector<wave_answer>>,
-  // Cancels every request still in flight (see above).
-  caf::reacts_to<cancel_atom>>;
+  const std::vector<wave_call>& calls() const noexcept { return calls_; }
+  std::vector<wave_call>& calls() noexcept { return calls_; }
+  uint64_t number() const noexcept { return number_; }
 
-/// Spawns a wave over `calls`, each with a deadline of `deadline_ms`, linked
-/// to `run` and from its context (it then runs on the run's scheduler thread
-/// without waking another one).
-wave_actor spawn_wave(caf::local_actor* run, std::vector<wave_call> calls, uint32_t deadline_ms);
+  /// The connection's key for call `call_idx`: unique per connection, since
+  /// the run's actor id is unique in the node, a run has one wave at a time
+  /// and a wave few calls.
+  uint64_t key_of(std::size_t call_idx) const noexcept;
+
+  /// Records call `call_idx`'s answer (the first only); true once every
+  /// call is answered.
+  bool answer(std::size_t call_idx, wave_answer answer);
+
+  /// Answers unavailable every call in flight to the connection (or desk)
+  /// `gone`, which ended; true once every call is answered.
+  bool target_down(const caf::actor_addr& gone);
+
+  /// Cancels every request still in flight at its connection (their
+  /// answers still come).
+  void cancel();
+
+  /// The answers, in call order (once every call is answered).
+  std::vector<wave_answer> take_answers() { return std::move(answers_); }
+
+  std::size_t in_flight() const noexcept { return outstanding_; }
+
+private:
+  /// Where call `call_idx` goes: its connection, or the tool desk.
+  caf::actor_addr target_of(std::size_t call_idx) const;
+
+  caf::local_actor* run_;
+  std::vector<wave_call> calls_;
+  std::vector<wave_answer> answers_;
+  std::vector<bool> in_flight_;
+  std::vector<caf::actor_addr> watched_;
+  std::size_t outstanding_ = 0;
+  uint64_t number_ = 0;
+};
 
 } // namespace voxos
