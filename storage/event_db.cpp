@@ -336,12 +336,15 @@ result<append_result> event_db::append(const append_request& req, int64_t now_us
 }
 
 result<bool> event_db::sync_wal() {
-  if (!wal_unsynced_)
+  // Cleared first: a deferred group written while the sync runs marks it
+  // again rather than being taken for synced.
+  if (!wal_unsynced_.exchange(false))
     return false;
   auto st = db_->SyncWAL();
-  if (!st.ok())
+  if (!st.ok()) {
+    wal_unsynced_ = true;
     return from_rocks(st, "cannot sync the WAL");
-  wal_unsynced_ = false;
+  }
   return true;
 }
 

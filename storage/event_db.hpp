@@ -116,7 +116,7 @@ public:
   bool wal_unsynced() const noexcept { return wal_unsynced_.load(std::memory_order_relaxed); }
 
   /// Syncs the WAL if a deferred group left it unsynced; answers whether it
-  /// did. On the appending thread, like append_group.
+  /// did. On any thread (RocksDB syncs the WAL beside writes).
   result<bool> sync_wal();
 
   /// Events of one stream from `from_seq` (or the newest, with
