@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "actors/run/tool_catalog.hpp"
+#include "actors/run/view_naming.hpp"
 #include "config/internal_tools.hpp"
 #include "config/presets.hpp"
 
@@ -15,84 +16,12 @@ namespace voxos {
 
 namespace {
 
-constexpr std::size_t max_name_bytes = 64;
-constexpr std::size_t max_slug_bytes = 16;
+using view_naming::append_short_hash;
+using view_naming::name_buffer;
+using view_naming::sanitize_name;
+using view_naming::slug;
 
 // -- names ---------------------------------------------------------------------
-
-bool name_char(char ch) {
-  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')
-         || ch == '_' || ch == '-';
-}
-
-/// `name` in the model-facing character set, at most 64 bytes, never empty.
-std::string sanitize_name(std::string_view name) {
-  std::string out;
-  out.reserve(std::min(name.size(), max_name_bytes));
-  for (char ch : name.substr(0, max_name_bytes))
-    out.push_back(name_char(ch) ? ch : '_');
-  if (out.empty())
-    out = "tool";
-  return out;
-}
-
-/// A short lowercase label: [a-z0-9_], no leading, trailing or doubled '_'.
-std::string slug(std::string_view text) {
-  std::string out;
-  for (char ch : text) {
-    if (out.size() >= max_slug_bytes)
-      break;
-    if (ch >= 'A' && ch <= 'Z')
-      ch = static_cast<char>(ch - 'A' + 'a');
-    bool keep = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
-    if (keep)
-      out.push_back(ch);
-    else if (!out.empty() && out.back() != '_')
-      out.push_back('_');
-  }
-  while (!out.empty() && out.back() == '_')
-    out.pop_back();
-  return out.empty() ? std::string{"srv"} : out;
-}
-
-/// A model-facing name under construction (at most 64 bytes plus a suffix).
-class name_buffer {
-public:
-  void append(std::string_view text) {
-    auto n = std::min(text.size(), sizeof buf_ - size_);
-    std::copy_n(text.data(), n, buf_ + size_);
-    size_ += n;
-  }
-  std::string_view view() const noexcept { return {buf_, size_}; }
-  std::size_t size() const noexcept { return size_; }
-
-private:
-  char buf_[160];
-  std::size_t size_ = 0;
-};
-
-/// Appends 6 hex digits of FNV-1a 64 over `text` (then, if given, a NUL
-/// byte and `more`): stable across builds and machines.
-void append_short_hash(name_buffer& out, std::string_view text, const std::string_view* more) {
-  uint64_t h = 14695981039346656037ull;
-  auto mix = [&h](unsigned char ch) {
-    h ^= ch;
-    h *= 1099511628211ull;
-  };
-  for (unsigned char ch : text)
-    mix(ch);
-  if (more != nullptr) {
-    mix(0);
-    for (unsigned char ch : *more)
-      mix(ch);
-  }
-  constexpr std::string_view digits = "0123456789abcdef";
-  auto top = static_cast<unsigned>(h >> 40); // 24 bits
-  char hex[6];
-  for (std::size_t idx = 0; idx < 6; ++idx)
-    hex[idx] = digits[(top >> (20 - 4 * idx)) & 0xf];
-  out.append({hex, 6});
-}
 
 bool is_catalog_tool_name(std::string_view name) {
   return name == internal_names::tool_search || name == internal_names::tool_describe
@@ -147,9 +76,7 @@ void name_at(const view_server_text& server, Tool&& tool, std::string_view base,
     if (level >= 4)
       suffix.append("_" + std::to_string(ordinal) + "_" + std::to_string(level));
   }
-  auto keep = max_name_bytes > suffix.size() ? max_name_bytes - suffix.size() : 0;
-  out.append(base.substr(0, keep));
-  out.append(suffix.view());
+  view_naming::append_suffixed(out, base, suffix.view());
 }
 
 /// What the view shares for the entries of one server: its id and slug,
@@ -772,10 +699,7 @@ tool_view compose_view(const effective_policy& snapshot, const tenant_state& ten
       }
       const auto& s = record->second;
       auto block = std::make_shared<view_server>();
-      block->text =
-        view_server_text{s.server_id, slug(!s.variant.empty()     ? std::string_view{s.variant}
-                                           : !s.preset_id.empty() ? std::string_view{s.preset_id}
-                                                                  : std::string_view{s.label})};
+      block->text = view_server_text{s.server_id, view_naming::server_slug(s)};
       block->cache = s.cached_tools;
       block->curated = find_preset(s.preset_id);
       server = block.get();
