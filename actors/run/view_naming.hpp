@@ -1,6 +1,7 @@
 // The pieces of the tool view's naming rule (tool_view.hpp), in one place, so
-// that whatever composes model-facing names spells them as the view does.
-// CAF-free, pure; internal to actors/run.
+// that whatever composes model-facing names (the view, the tenant's tool name
+// order in tool_names.hpp) spells them as the view does. CAF-free, pure;
+// internal to actors/run.
 #pragma once
 
 #include <algorithm>
