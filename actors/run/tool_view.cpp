@@ -8,6 +8,8 @@
 #include <utility>
 
 #include "actors/run/tool_catalog.hpp"
+#include "actors/run/tool_names.hpp"
+#include "actors/run/view_naming.hpp"
 #include "config/internal_tools.hpp"
 #include "config/presets.hpp"
 
@@ -15,84 +17,12 @@ namespace voxos {
 
 namespace {
 
-constexpr std::size_t max_name_bytes = 64;
-constexpr std::size_t max_slug_bytes = 16;
+using view_naming::append_short_hash;
+using view_naming::name_buffer;
+using view_naming::sanitize_name;
+using view_naming::slug;
 
 // -- names ---------------------------------------------------------------------
-
-bool name_char(char ch) {
-  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')
-         || ch == '_' || ch == '-';
-}
-
-/// `name` in the model-facing character set, at most 64 bytes, never empty.
-std::string sanitize_name(std::string_view name) {
-  std::string out;
-  out.reserve(std::min(name.size(), max_name_bytes));
-  for (char ch : name.substr(0, max_name_bytes))
-    out.push_back(name_char(ch) ? ch : '_');
-  if (out.empty())
-    out = "tool";
-  return out;
-}
-
-/// A short lowercase label: [a-z0-9_], no leading, trailing or doubled '_'.
-std::string slug(std::string_view text) {
-  std::string out;
-  for (char ch : text) {
-    if (out.size() >= max_slug_bytes)
-      break;
-    if (ch >= 'A' && ch <= 'Z')
-      ch = static_cast<char>(ch - 'A' + 'a');
-    bool keep = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
-    if (keep)
-      out.push_back(ch);
-    else if (!out.empty() && out.back() != '_')
-      out.push_back('_');
-  }
-  while (!out.empty() && out.back() == '_')
-    out.pop_back();
-  return out.empty() ? std::string{"srv"} : out;
-}
-
-/// A model-facing name under construction (at most 64 bytes plus a suffix).
-class name_buffer {
-public:
-  void append(std::string_view text) {
-    auto n = std::min(text.size(), sizeof buf_ - size_);
-    std::copy_n(text.data(), n, buf_ + size_);
-    size_ += n;
-  }
-  std::string_view view() const noexcept { return {buf_, size_}; }
-  std::size_t size() const noexcept { return size_; }
-
-private:
-  char buf_[160];
-  std::size_t size_ = 0;
-};
-
-/// Appends 6 hex digits of FNV-1a 64 over `text` (then, if given, a NUL
-/// byte and `more`): stable across builds and machines.
-void append_short_hash(name_buffer& out, std::string_view text, const std::string_view* more) {
-  uint64_t h = 14695981039346656037ull;
-  auto mix = [&h](unsigned char ch) {
-    h ^= ch;
-    h *= 1099511628211ull;
-  };
-  for (unsigned char ch : text)
-    mix(ch);
-  if (more != nullptr) {
-    mix(0);
-    for (unsigned char ch : *more)
-      mix(ch);
-  }
-  constexpr std::string_view digits = "0123456789abcdef";
-  auto top = static_cast<unsigned>(h >> 40); // 24 bits
-  char hex[6];
-  for (std::size_t idx = 0; idx < 6; ++idx)
-    hex[idx] = digits[(top >> (20 - 4 * idx)) & 0xf];
-  out.append({hex, 6});
-}
 
 bool is_catalog_tool_name(std::string_view name) {
   return name == internal_names::tool_search || name == internal_names::tool_describe
@@ -147,9 +77,7 @@ void name_at(const view_server_text& server, Tool&& tool, std::string_view base,
     if (level >= 4)
       suffix.append("_" + std::to_string(ordinal) + "_" + std::to_string(level));
   }
-  auto keep = max_name_bytes > suffix.size() ? max_name_bytes - suffix.size() : 0;
-  out.append(base.substr(0, keep));
-  out.append(suffix.view());
+  view_naming::append_suffixed(out, base, suffix.view());
 }
 
 /// What the view shares for the entries of one server: its id and slug,
@@ -158,6 +86,9 @@ struct view_server {
   view_server_text text;
   tool_cache cache;
   const preset* curated = nullptr;
+  /// Its tools' ranks in the tenant's name order, if computed from this very
+  /// cache and slug; else nullptr.
+  const tool_name_order::server_names* ranks = nullptr;
 };
 
 /// One entry's text composed for this view: an integration's place-call
@@ -180,8 +111,12 @@ struct external_tool {
   tool_origin origin = tool_origin::mcp;
   risk_level risk = risk_level::medium;
   bool read_only = false;
+  /// The rank of its level-1 name in the tenant's name order, or unranked
+  /// (then looked up if it is ever composed).
+  uint32_t suffixed_rank = unranked;
 
   static constexpr uint8_t custom_route = 0xff;
+  static constexpr uint32_t unranked = UINT32_MAX;
 
   std::string_view route_action() const noexcept {
     if (route == 0)
@@ -258,50 +193,30 @@ private:
   std::size_t used_ = 0;
 };
 
-/// A model-facing name as naming and ordering compare it: its first 16 bytes
-/// (name_prefix), then the rest. Orders as the names' bytes do (names hold no
-/// NUL byte).
+/// A model-facing name as naming and ordering compare it: its rank in the
+/// tenant's name order (tool_names.hpp; 0 for every name without one), then,
+/// only between names of one even rank, its bytes. Orders as the names' bytes
+/// do.
 struct name_key {
-  uint64_t high = 0;
-  uint64_t low = 0;
   const char* data = nullptr;
   uint32_t size = 0;
   uint32_t entry = 0; ///< the external entry it names (unused for fixed names)
+  uint32_t rank = 0;
 
   name_key() = default;
-  name_key(std::string_view text, uint32_t entry_idx)
-      : data(text.data()), size(static_cast<uint32_t>(text.size())), entry(entry_idx) {
-    uint64_t prefix[2];
-    name_prefix(text, prefix);
-    high = prefix[0];
-    low = prefix[1];
-  }
-  name_key(const uint64_t (&prefix)[2], std::string_view text, uint32_t entry_idx)
-      : high(prefix[0]), low(prefix[1]), data(text.data()),
-        size(static_cast<uint32_t>(text.size())), entry(entry_idx) {}
+  name_key(std::string_view text, uint32_t entry_idx, uint32_t name_rank)
+      : data(text.data()), size(static_cast<uint32_t>(text.size())), entry(entry_idx),
+        rank(name_rank) {}
 
   std::string_view name() const noexcept { return {data, size}; }
 
-  /// -1, 0 or 1 as the bytes past the prefix compare (prefixes equal).
-  static int compare_rest(const name_key& x, const name_key& y) noexcept {
-    auto common = std::min(x.size, y.size);
-    for (uint32_t idx = 16; idx < common; ++idx)
-      if (x.data[idx] != y.data[idx])
-        return static_cast<unsigned char>(x.data[idx]) < static_cast<unsigned char>(y.data[idx])
-                 ? -1
-                 : 1;
-    return x.size < y.size ? -1 : x.size > y.size ? 1 : 0;
-  }
-
   friend bool operator<(const name_key& x, const name_key& y) noexcept {
-    if (x.high != y.high)
-      return x.high < y.high;
-    if (x.low != y.low)
-      return x.low < y.low;
-    return compare_rest(x, y) < 0;
+    if (x.rank != y.rank)
+      return x.rank < y.rank;
+    return (x.rank & 1) == 0 && x.name() < y.name();
   }
   bool same_name(const name_key& other) const noexcept {
-    return high == other.high && low == other.low && compare_rest(*this, other) == 0;
+    return rank == other.rank && ((rank & 1) != 0 || name() == other.name());
   }
 };
 
@@ -334,6 +249,29 @@ void sort_runs(std::vector<name_key>& keys, std::vector<name_key>& scratch) {
     keys.swap(scratch);
     bounds.swap(next);
   }
+}
+
+/// Sorts `keys`: when every name has a place in an order of `places` names
+/// and they are not far fewer than the places, by counting places (one pass,
+/// no comparison; equal names keep their entry order); else by sort_runs
+/// (few keys, or keys in a few sorted runs, as the names composed in a round).
+void sort_names(std::vector<name_key>& keys, std::vector<name_key>& scratch, std::size_t places) {
+  bool placed =
+    std::all_of(keys.begin(), keys.end(), [](const name_key& key) { return (key.rank & 1) != 0; });
+  if (!placed || places > 4 * keys.size()) {
+    sort_runs(keys, scratch);
+    return;
+  }
+  std::vector<uint32_t> first(places, 0); // counts, then where each place starts
+  for (const auto& key : keys)
+    ++first[key.rank >> 1];
+  uint32_t at = 0;
+  for (auto& place : first) // (the sum in a register: no store to reload)
+    at += std::exchange(place, at);
+  scratch.resize(keys.size());
+  for (const auto& key : keys)
+    scratch[first[key.rank >> 1]++] = key;
+  keys.swap(scratch);
 }
 
 /// The token rule's ceil(bytes / bytes_per_token), shifting instead of
@@ -538,34 +476,48 @@ namespace {
 /// external tool, an internal one or a reserved name), all at once so no
 /// entry wins by position, until none is (at most 16 rounds). Done on sorted
 /// names: the first round reads the clashes off the order (equal names are
-/// adjacent; the fixed names merged in by one walk) and keeps the unique ones
-/// in place, settled. A later round can only find a clash that involves a
-/// name just composed, so it sorts those and looks each up among the fixed
-/// names and the settled ones (pulling a settled one it meets back in).
-/// The settled names are merged once at the end.
+/// adjacent; a fixed name is marked by its place in `order`) and keeps the
+/// unique ones in place, settled. A later round can only find a clash that
+/// involves a name just composed, so it sorts those and looks each up among
+/// the fixed names and the settled ones (pulling a settled one it meets back
+/// in). The settled names are merged once at the end.
+///
+/// Names compare by their rank in `order` (name_key): with the tenant's
+/// current order every base and level-1 name has its place, so the first
+/// round is a counting pass over places and the rest compares integers; a
+/// name without a place (composed past level 1, or of a server the order is
+/// stale for) is ranked by one search of the order and compared by its bytes
+/// only against names of its rank. With an empty order every rank is 0 and
+/// every comparison is of bytes: the same names, slower.
 std::shared_ptr<const void> assign_external_names(const std::vector<view_entry>& internal,
                                                   const std::vector<external_tool>& ext,
+                                                  const tool_name_order& order,
                                                   std::vector<name_key>& names) {
-  // The fixed names, each with how many entries it stands for.
-  std::vector<std::pair<name_key, int>> fixed;
+  // The fixed names, each ranked once; those the order holds are marked by
+  // their place, so a held name is checked against them without a search.
+  std::vector<name_key> fixed;
   fixed.reserve(internal.size() + 3);
   for (const auto& e : internal)
-    fixed.emplace_back(name_key{e.model_name(), 0}, 1);
+    fixed.emplace_back(e.model_name(), 0, order.rank_of(e.model_name()));
   for (auto reserved :
        {internal_names::tool_search, internal_names::tool_describe, internal_names::tool_call})
-    fixed.emplace_back(name_key{reserved, 0}, 2); // never for an external tool
-  std::sort(fixed.begin(), fixed.end(),
-            [](const auto& x, const auto& y) { return x.first < y.first; });
-  auto fixed_uses = [&fixed](const name_key& key) {
-    auto at = std::lower_bound(fixed.begin(), fixed.end(), key,
-                               [](const auto& f, const name_key& k) { return f.first < k; });
-    int uses = 0;
-    for (; at != fixed.end() && at->first.same_name(key); ++at)
-      uses += at->second;
-    return uses;
+    fixed.emplace_back(reserved, 0, order.rank_of(reserved)); // never for an external tool
+  std::sort(fixed.begin(), fixed.end());
+  // Tables by place, when the view's names are not far fewer than the places
+  // (else a search of a few integers costs less than clearing them).
+  bool by_place = order.size() <= 4 * ext.size();
+  std::vector<uint8_t> fixed_place(by_place ? order.size() : 0, 0);
+  for (const auto& key : fixed)
+    if (by_place && (key.rank & 1) != 0)
+      fixed_place[key.rank >> 1] = 1;
+  auto is_fixed = [&fixed, &fixed_place, by_place](const name_key& key) {
+    if (by_place && (key.rank & 1) != 0) // a held name equals only a fixed name of its rank
+      return fixed_place[key.rank >> 1] != 0;
+    auto at = std::lower_bound(fixed.begin(), fixed.end(), key);
+    return at != fixed.end() && at->same_name(key);
   };
   std::vector<name_key> scratch;
-  sort_runs(names, scratch);
+  sort_names(names, scratch, order.size());
 
   // Round 0: runs of equal names out to `clashing`, the rest kept in place.
   std::vector<name_key> clashing;
@@ -574,7 +526,7 @@ std::shared_ptr<const void> assign_external_names(const std::vector<view_entry>&
     auto last = first + 1;
     while (last < names.size() && names[last].same_name(names[first]))
       ++last;
-    bool shared = last - first > 1 || fixed_uses(names[first]) > 0;
+    bool shared = last - first > 1 || is_fixed(names[first]);
     for (auto idx = first; idx < last; ++idx)
       if (shared)
         clashing.push_back(names[idx]);
@@ -588,8 +540,16 @@ std::shared_ptr<const void> assign_external_names(const std::vector<view_entry>&
 
   // The settled names: `names` (base names), then one sorted chunk per
   // round. A settled name met again by a composed one is pulled back into
-  // the clash and its key here marked dead.
+  // the clash and its key here marked dead. A live settled name is unique,
+  // so one with a place in the order is also found by its place.
   constexpr uint32_t dead = UINT32_MAX;
+  std::vector<name_key*> settled_at(by_place ? order.size() : 0, nullptr);
+  auto place_settled = [&settled_at, by_place](std::vector<name_key>& chunk) {
+    for (auto& key : chunk) // (chunk buffers never move: chunks are moved whole)
+      if (by_place && (key.rank & 1) != 0)
+        settled_at[key.rank >> 1] = &key;
+  };
+  place_settled(names);
   auto block = std::make_shared<view_names>();
   std::vector<std::string_view> bases(ext.size());
   for (const auto& key : names)
@@ -602,6 +562,15 @@ std::shared_ptr<const void> assign_external_names(const std::vector<view_entry>&
   std::vector<name_key> settling;
   // Pulls every settled name equal to `key` into `next`; answers how many.
   auto pull_settled = [&](const name_key& key) {
+    if (by_place && (key.rank & 1) != 0) { // equal names share the place: no search
+      auto*& at = settled_at[key.rank >> 1];
+      if (at == nullptr || at->entry == dead)
+        return 0;
+      next.push_back(*at);
+      at->entry = dead;
+      at = nullptr;
+      return 1;
+    }
     int found = 0;
     auto search = [&](std::vector<name_key>& chunk) {
       auto at = std::lower_bound(chunk.begin(), chunk.end(), key);
@@ -622,12 +591,16 @@ std::shared_ptr<const void> assign_external_names(const std::vector<view_entry>&
     for (auto& key : clashing) {
       const auto& x = ext[key.entry];
       name_buffer name;
+      auto level = ++levels[key.entry];
       name_at(
-        *x.server, [&x] { return std::string_view{x.def->name}; }, bases[key.entry],
-        ++levels[key.entry], internal.size() + key.entry, name);
-      key = name_key{block->add(name.view()), key.entry};
+        *x.server, [&x] { return std::string_view{x.def->name}; }, bases[key.entry], level,
+        internal.size() + key.entry, name);
+      auto rank = level == 1 && x.suffixed_rank != external_tool::unranked
+                    ? x.suffixed_rank
+                    : order.rank_of(name.view());
+      key = name_key{block->add(name.view()), key.entry, rank};
     }
-    std::sort(clashing.begin(), clashing.end());
+    sort_names(clashing, scratch, order.size());
     // Which of the composed names are shared now.
     next.clear();
     settling.clear();
@@ -636,15 +609,17 @@ std::shared_ptr<const void> assign_external_names(const std::vector<view_entry>&
       while (last < clashing.size() && clashing[last].same_name(clashing[first]))
         ++last;
       bool shared = last - first > 1;
-      shared = fixed_uses(clashing[first]) > 0 || shared;
+      shared = is_fixed(clashing[first]) || shared;
       shared = pull_settled(clashing[first]) > 0 || shared;
       auto& into = shared ? next : settling;
       into.insert(into.end(), clashing.begin() + static_cast<std::ptrdiff_t>(first),
                   clashing.begin() + static_cast<std::ptrdiff_t>(last));
       first = last;
     }
-    if (!settling.empty())
+    if (!settling.empty()) {
       chunks.push_back(settling);
+      place_settled(chunks.back());
+    }
     clashing.swap(next);
   }
   if (!clashing.empty()) { // still shared after the last round: kept as they are
@@ -659,7 +634,7 @@ std::shared_ptr<const void> assign_external_names(const std::vector<view_entry>&
     for (const auto& key : chunk)
       if (key.entry != dead)
         scratch.push_back(key);
-  std::sort(scratch.begin(), scratch.end());
+  sort_names(scratch, next, order.size()); // (sorted chunks: runs)
   next.clear();
   next.reserve(names.size() + scratch.size());
   for (const auto& key : names)
@@ -697,7 +672,9 @@ std::size_t estimate_schema_tokens(std::string_view name, std::string_view descr
 }
 
 tool_view compose_view(const effective_policy& snapshot, const tenant_state& tenant,
-                       const view_options& opts, view_kind kind) {
+                       const view_options& opts, view_kind kind, const tool_name_order* names_of) {
+  static const tool_name_order no_order;
+  const auto& order = names_of != nullptr ? *names_of : no_order;
   tool_view out;
   out.kind = kind;
 
@@ -726,7 +703,9 @@ tool_view compose_view(const effective_policy& snapshot, const tenant_state& ten
     x.read_only = t.read_only;
     return x;
   };
-  auto add_composed = [&](std::shared_ptr<composed_entry> block, const snapshot_tool& t) {
+  // `ranks` and `named_idx`: the entry's cached tool's ranks, if the order has them.
+  auto add_composed = [&](std::shared_ptr<composed_entry> block, const snapshot_tool& t,
+                          const tool_name_order::server_names* ranks, std::size_t named_idx) {
     if (block->model_name.empty())
       block->model_name = sanitize_name(block->def.name);
     const auto& def = block->def;
@@ -734,10 +713,19 @@ tool_view compose_view(const effective_policy& snapshot, const tenant_state& ten
                   def.name.size() + def.description.size() + def.input_schema.size());
     if (x.route == external_tool::custom_route)
       block->server.route_action = std::string{t.route_action()};
-    names.emplace_back(block->model_name, static_cast<uint32_t>(ext.size() - 1));
+    // The order ranks a cached tool's base name, sanitised as here.
+    uint32_t rank = 0;
+    if (ranks != nullptr) {
+      rank = ranks->base_rank(named_idx);
+      x.suffixed_rank = ranks->suffixed_rank(named_idx);
+    } else {
+      rank = order.rank_of(block->model_name);
+    }
+    names.emplace_back(block->model_name, static_cast<uint32_t>(ext.size() - 1), rank);
     out.shared_text.push_back(std::move(block));
   };
   const view_server* server = nullptr;
+  std::string_view server_id; // the snapshot's text of server's id
   std::size_t cursor = 0;
   for (const auto& t : snapshot.tools) {
     if (t.origin == tool_origin::internal) {
@@ -761,10 +749,13 @@ tool_view compose_view(const effective_policy& snapshot, const tenant_state& ten
       block->def.input_schema = std::string{place_call_schema};
       block->server =
         view_server_text{std::string{t.server_id()}, slug(provider_name(phone->provider))};
-      add_composed(std::move(block), t);
+      add_composed(std::move(block), t, nullptr, 0);
       continue;
     }
-    if (server == nullptr || server->text.server_id != t.server_id()) {
+    // (a snapshot composed from an index names one server by one id text)
+    bool same_id =
+      t.server_id().data() == server_id.data() && t.server_id().size() == server_id.size();
+    if (server == nullptr || (!same_id && server->text.server_id != t.server_id())) {
       auto record = tenant.servers.find(std::string{t.server_id()});
       if (record == tenant.servers.end()) {
         server = nullptr;
@@ -772,16 +763,15 @@ tool_view compose_view(const effective_policy& snapshot, const tenant_state& ten
       }
       const auto& s = record->second;
       auto block = std::make_shared<view_server>();
-      block->text =
-        view_server_text{s.server_id, slug(!s.variant.empty()     ? std::string_view{s.variant}
-                                           : !s.preset_id.empty() ? std::string_view{s.preset_id}
-                                                                  : std::string_view{s.label})};
+      block->text = view_server_text{s.server_id, view_naming::server_slug(s)};
       block->cache = s.cached_tools;
       block->curated = find_preset(s.preset_id);
+      block->ranks = order.server(s.server_id, block->cache, block->text.slug);
       server = block.get();
       out.shared_text.push_back(std::move(block));
       cursor = 0;
     }
+    server_id = t.server_id();
     // The first definition of the name (the cache's by_name), as the policy's.
     // A snapshot composed from this cache points at the very same name.
     const auto& named = server->cache.by_name();
@@ -792,14 +782,26 @@ tool_view compose_view(const effective_policy& snapshot, const tenant_state& ten
       return (name.data() == t.name().data() && name.size() == t.name().size()) || name == t.name();
     };
     if (!at_cursor()) {
-      cursor = static_cast<std::size_t>(
-        std::lower_bound(named.begin(), named.end(), t.name(),
-                         [](const auto& n, std::string_view x) { return n.name < x; })
-        - named.begin());
-      if (cursor >= named.size() || named[cursor].name != t.name())
-        continue; // never an invented schema: no cached definition, no entry
+      // Tools the snapshot skips (not granted): a few ahead by identity,
+      // else by name.
+      constexpr std::size_t identity_probes = 16;
+      auto probe = cursor;
+      auto ahead = std::min(named.size(), cursor + identity_probes);
+      while (probe < ahead && named[probe].name.data() != t.name().data())
+        ++probe;
+      if (probe < ahead && named[probe].name.size() == t.name().size()) {
+        cursor = probe;
+      } else {
+        cursor = static_cast<std::size_t>(
+          std::lower_bound(named.begin(), named.end(), t.name(),
+                           [](const auto& n, std::string_view x) { return n.name < x; })
+          - named.begin());
+        if (cursor >= named.size() || named[cursor].name != t.name())
+          continue; // never an invented schema: no cached definition, no entry
+      }
     }
-    const auto& found = named[cursor++];
+    auto named_idx = cursor++;
+    const auto& found = named[named_idx];
     if (!found.input_schema_is_object)
       continue;
     const auto& def = *found.def;
@@ -814,13 +816,20 @@ tool_view compose_view(const effective_policy& snapshot, const tenant_state& ten
       if (guided)
         block->def.description += (def.description.empty() ? "" : "\n\n") + curated->guidance;
       block->server = server->text;
-      add_composed(std::move(block), t);
+      add_composed(std::move(block), t, server->ranks, named_idx);
       continue;
     }
-    add(def, server->text, t, found.text_bytes);
-    names.emplace_back(found.name_prefix, found.name, static_cast<uint32_t>(ext.size() - 1));
+    auto& x = add(def, server->text, t, found.text_bytes);
+    uint32_t rank = 0;
+    if (server->ranks != nullptr) {
+      rank = server->ranks->base_rank(named_idx);
+      x.suffixed_rank = server->ranks->suffixed_rank(named_idx);
+    } else {
+      rank = order.rank_of(found.name);
+    }
+    names.emplace_back(found.name, static_cast<uint32_t>(ext.size() - 1), rank);
   }
-  if (auto composed = assign_external_names(out.direct, ext, names))
+  if (auto composed = assign_external_names(out.direct, ext, order, names))
     out.shared_text.push_back(std::move(composed));
 
   // The authorised external catalog decides the mode.

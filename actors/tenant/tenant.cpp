@@ -23,6 +23,7 @@
 #include "actors/run/location.hpp"
 #include "actors/run/run.hpp"
 #include "actors/run/tool_catalog.hpp"
+#include "actors/run/tool_names.hpp"
 #include "actors/run/tool_view.hpp"
 #include "actors/schedule/schedule_keeper.hpp"
 #include "actors/tenant/example_install.hpp"
@@ -138,9 +139,11 @@ struct tenant_actor_state {
   std::string tenant_id;
   event_store_actor store;
   loaded_tenant cfg;
-  /// cfg.state indexed for compose_policy; emptied by every change to cfg,
-  /// rebuilt by the next run start (see current_policy_index).
+  /// cfg.state indexed for compose_policy, and its model-facing tool names
+  /// ordered for compose_view; both emptied by every change to cfg, rebuilt
+  /// by the next run start (see current_policy_index, current_tool_names).
   std::optional<policy_index> policy;
+  std::optional<tool_name_order> tool_names;
   view_options view_opts;
   std::map<std::string, run_entry> runs;
   std::deque<std::string> run_order;
@@ -254,10 +257,11 @@ tool_desk_options desk_options(const tenant_services& services, const std::strin
 }
 
 /// Applies events that are durable to the state in memory (and empties the
-/// policy index they make stale); tells the tool desk of contact, phone and
+/// policy index and tool name order they make stale); tells the tool desk of contact, phone and
 /// subagent model changes.
 void apply_durable(self_pointer self, const std::vector<event_draft>& events) {
   self->state.policy.reset();
+  self->state.tool_names.reset();
   bool desk_reads = false;
   for (const auto& ev : events) {
     if (auto applied = tenant_events::apply(ev, self->state.cfg); !applied)
@@ -336,6 +340,13 @@ const policy_index& current_policy_index(tenant_actor_state& st) {
   if (!st.policy)
     st.policy.emplace(st.cfg.state);
   return *st.policy;
+}
+
+/// The tool name order of the current configuration, built if a change emptied it.
+const tool_name_order& current_tool_names(tenant_actor_state& st) {
+  if (!st.tool_names)
+    st.tool_names.emplace(st.cfg.state);
+  return *st.tool_names;
 }
 
 void remember_run(self_pointer self, const std::string& run_id, run_entry entry) {
@@ -1185,7 +1196,8 @@ void start_run(self_pointer self, run_start start, effective_policy snapshot,
   ++st.starting_runs;
   auto settled = [self] { --self->state.starting_runs; };
   const auto& ctx = start.ctx;
-  auto view = compose_view(snapshot, st.cfg.state, st.view_opts, kind_of(ctx.chan));
+  auto view =
+    compose_view(snapshot, st.cfg.state, st.view_opts, kind_of(ctx.chan), &current_tool_names(st));
   auto view_json = view_to_json(view);
   auto snapshot_json = tenant_events::to_json(snapshot);
   append_request run_record;
@@ -1292,9 +1304,10 @@ json ticket_of(const work::item& it, const std::string& context_text) {
 
 /// The answer to a host beginning a work item's run: the run's ticket, as a
 /// run start answers, with the item.
-std::string work_ticket(const tenant_actor_state& st, const work::item& it,
+std::string work_ticket(tenant_actor_state& st, const work::item& it,
                         const effective_policy& snapshot, const std::string& context_text) {
-  auto view = compose_view(snapshot, st.cfg.state, st.view_opts, kind_of(snapshot.chan));
+  auto view = compose_view(snapshot, st.cfg.state, st.view_opts, kind_of(snapshot.chan),
+                           &current_tool_names(st));
   auto ticket = json{{"run_id", it.run_id},
                      {"chat_id", it.chat_id},
                      {"snapshot", tenant_events::to_json(snapshot)},
@@ -1330,7 +1343,8 @@ void begin_work(self_pointer self, work::item it, std::string context_text,
             promise.deliver(to_error(snapshot.error()));
             return;
           }
-          auto view = compose_view(*snapshot, st.cfg.state, st.view_opts, kind_of(snapshot->chan));
+          auto view = compose_view(*snapshot, st.cfg.state, st.view_opts, kind_of(snapshot->chan),
+                                   &current_tool_names(st));
           if (auto started =
                 spawn_run_actor(self, it.run_id, it.chat_id, "", *snapshot, std::move(view));
               !started) {
@@ -1719,6 +1733,7 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
         }
         self->state.cfg = std::move(*loaded);
         self->state.policy.reset();
+        self->state.tool_names.reset();
         auto queue_opts = queue_options(self->state.services.work);
         queue_opts.metrics = self->state.metrics;
         self->state.queue =
@@ -2222,7 +2237,7 @@ tenant_actor::behavior_type tenant_behavior(self_pointer self, std::string tenan
       return with_snapshot(
         self, run_id, [self, run_id](const effective_policy& snapshot, string_promise& promise) {
           auto view = compose_view(snapshot, self->state.cfg.state, self->state.view_opts,
-                                   kind_of(snapshot.chan));
+                                   kind_of(snapshot.chan), &current_tool_names(self->state));
           promise.deliver(json{{"run_id", run_id},
                                {"snapshot", tenant_events::to_json(snapshot)},
                                {"view", view_to_json(view)}}

@@ -98,8 +98,10 @@ struct tool_world {
                                 risk_level::medium, false, false);
   }
 
-  tool_view view(view_kind kind = view_kind::text, const view_options& opts = {}) const {
-    return compose_view(snapshot, tenant, opts, kind);
+  /// `names`: the tenant's tool name order (tool_names.hpp), or none.
+  tool_view view(view_kind kind = view_kind::text, const view_options& opts = {},
+                 const tool_name_order* names = nullptr) const {
+    return compose_view(snapshot, tenant, opts, kind, names);
   }
 };
 
