@@ -158,10 +158,11 @@ std::string run_stream(const run_state& st) {
 }
 
 /// How long a record may take: `awaited` records (the run's end) wait at
-/// most store_timeout; a round's records are not awaited and set no timer
-/// (a timer per round costs a wake of CAF's clock thread on the call path).
-/// A store that is gone refuses them at once, and the store answers every
-/// append it takes (a stopped writer fails what waits).
+/// most store_timeout; a round's records set no timer (a timer per round
+/// costs a wake of CAF's clock thread on the call path), though its outputs
+/// wait for its decisions. A store that is gone refuses them at once, and
+/// the store answers every append it takes (a stopped writer fails what
+/// waits).
 enum class wait : bool { not_awaited, awaited };
 
 /// Whether a record is synced before the store acknowledges it: intents
@@ -563,7 +564,10 @@ run_actor::behavior_type run_behavior(self_pointer self, run_setup setup, node_m
       st.phase = run_phase::cancelling;
       if (was == run_phase::idle)
         finish_cancel(self);
-      else if (st.in_flight) // executing: a wave in flight, or the decisions awaited
+      // Executing: the wave in flight is cancelled. (While a round's
+      // decisions are awaited no wave is out: once they are in, the round
+      // ends with its unsent calls cancelled.)
+      else if (st.in_flight)
         st.in_flight->cancel();
       return promise;
     },
