@@ -417,7 +417,11 @@ void run_next_wave(self_pointer self) {
                   status::error(errc::internal, "no connection for this server"));
       continue;
     }
-    calls.push_back({conn->second, call_params(call), call.resend_safe});
+    wave_call mcp_call;
+    mcp_call.connection = conn->second;
+    mcp_call.params = call_params(call);
+    mcp_call.resend_safe = call.resend_safe;
+    calls.push_back(std::move(mcp_call));
     st.wave_calls.push_back(call_idx);
     if (st.setup.trace)
       st.wave_params.push_back(calls.back().params);
