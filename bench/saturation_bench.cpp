@@ -42,10 +42,11 @@
 //
 //   saturation_bench [--seconds S] [--hosts H] [--runs N] [--from R] [--step X]
 //                    [--repeats K] [--concurrency C1,C2,...] [--profile straight|caf|http]
-//                    [--voxosd PATH]
+//                    [--profile-rate R] [--voxosd PATH]
 //   (defaults 2, 4, 32, 400, 1.2, 3, 8,16,32; --runs is the total over the hosts;
 //   --voxosd: another build's voxosd, to compare two builds through the same
-//   clients and peer; this build's by default)
+//   clients and peer; this build's by default; --profile-rate: with --profile,
+//   an open loop at R calls/s instead of 16 at once, to profile waiting)
 #include <unistd.h>
 
 #include <algorithm>
@@ -112,6 +113,9 @@ struct bench_options {
   /// "straight", "caf" or "http": that path's closed loop at 16 at once for
   /// `seconds`, nothing else (to profile voxosd meanwhile); "" measures all.
   std::string profile;
+  /// With --profile: an open loop at this rate (calls/s) instead, to profile
+  /// waiting at a low rate (off-CPU); 0: the closed loop.
+  double profile_rate = 0;
   /// The voxosd binary measured.
   std::string voxosd = VOXOSD_PATH;
 };
@@ -696,7 +700,7 @@ int main(int argc, char** argv) {
   if (argc % 2 == 0) {
     std::fprintf(stderr, "usage: saturation_bench [--seconds S] [--hosts H] [--runs N] [--from R] "
                          "[--step X] [--repeats K] [--concurrency C1,C2,...] "
-                         "[--profile straight|caf|http] [--voxosd PATH]\n");
+                         "[--profile straight|caf|http] [--profile-rate R] [--voxosd PATH]\n");
     return 2;
   }
   for (int idx = 1; idx + 1 < argc; idx += 2) {
@@ -716,6 +720,8 @@ int main(int argc, char** argv) {
       opts.repeats = std::max(1, std::atoi(value.c_str()));
     else if (arg == "--profile")
       opts.profile = value;
+    else if (arg == "--profile-rate")
+      opts.profile_rate = std::max(0.0, std::atof(value.c_str()));
     else if (arg == "--voxosd")
       opts.voxosd = value;
     else if (arg == "--concurrency") {
@@ -865,9 +871,15 @@ int main(int argc, char** argv) {
                     opts.hosts, opts.runs, opts.seconds, opts.repeats, load_average().c_str());
         if (!opts.profile.empty()) {
           auto idx = opts.profile == "caf" ? 1 : opts.profile == "http" ? 2 : 0;
-          std::fprintf(stderr, "voxosd pid %d: %s, 16 at once for %.0f s\n",
-                       static_cast<int>(node_pid), paths[idx].name, opts.seconds);
-          auto got = measure(paths[idx], 16, 0, opts.seconds);
+          if (opts.profile_rate > 0)
+            std::fprintf(stderr, "voxosd pid %d: %s, open loop at %.0f calls/s for %.0f s\n",
+                         static_cast<int>(node_pid), paths[idx].name, opts.profile_rate,
+                         opts.seconds);
+          else
+            std::fprintf(stderr, "voxosd pid %d: %s, 16 at once for %.0f s\n",
+                         static_cast<int>(node_pid), paths[idx].name, opts.seconds);
+          auto got = opts.profile_rate > 0 ? measure(paths[idx], 0, opts.profile_rate, opts.seconds)
+                                           : measure(paths[idx], 16, 0, opts.seconds);
           std::printf("  %s: %.0f calls/s (p50 %.0f us, p99 %.0f us), cpu per call: this process "
                       "%.0f us, voxosd %.0f us\n",
                       paths[idx].name, got.rate, got.p50_us, got.p99_us, got.own_cpu_per_call_us,
