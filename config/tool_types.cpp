@@ -30,7 +30,6 @@ tool_cache::tool_cache(std::vector<tool_definition> definitions) {
     auto offset = built->names.size();
     built->names += n.name;
     n.name = std::string_view{built->names}.substr(offset, n.name.size());
-    name_prefix(n.name, n.name_prefix);
     n.text_bytes = static_cast<uint32_t>(std::min<std::size_t>(
       n.name.size() + n.def->description.size() + n.def->input_schema.size(), UINT32_MAX));
     n.name_is_model_facing = is_model_facing_name(n.name);
@@ -54,17 +53,6 @@ const tool_definition* tool_cache::find(std::string_view name) const noexcept {
   auto it = std::lower_bound(names.begin(), names.end(), name,
                              [](const named& n, std::string_view x) { return n.name < x; });
   return it != names.end() && it->name == name ? it->def : nullptr;
-}
-
-void name_prefix(std::string_view text, uint64_t (&out)[2]) noexcept {
-  unsigned char bytes[16] = {};
-  std::copy_n(text.data(), std::min<std::size_t>(text.size(), sizeof bytes), bytes);
-  for (std::size_t half = 0; half < 2; ++half) {
-    uint64_t key = 0;
-    for (std::size_t idx = 0; idx < 8; ++idx)
-      key = (key << 8) | bytes[half * 8 + idx];
-    out[half] = key;
-  }
 }
 
 bool is_model_facing_name(std::string_view name) noexcept {

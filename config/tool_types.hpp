@@ -69,9 +69,6 @@ public:
     /// the names touches little memory).
     std::string_view name;
     const tool_definition* def = nullptr;
-    /// The name's first 16 bytes, big-endian, zero-padded (high, low): names
-    /// order as these do where they differ.
-    uint64_t name_prefix[2] = {0, 0};
     /// bytes(name) + bytes(description) + bytes(input_schema), at most 2^32 - 1.
     uint32_t text_bytes = 0;
     bool name_is_model_facing = false;   ///< see is_model_facing_name
@@ -107,9 +104,6 @@ private:
   };
   std::shared_ptr<const data> data_;
 };
-
-/// The first 16 bytes of `text`, big-endian, zero-padded, as (high, low).
-void name_prefix(std::string_view text, uint64_t (&out)[2]) noexcept;
 
 /// True if `name` may be shown to a model as it is: ^[A-Za-z0-9_-]{1,64}$.
 bool is_model_facing_name(std::string_view name) noexcept;

@@ -182,7 +182,7 @@ void record(self_pointer self, std::string stream, std::string type, std::string
   req.sync_deferred = when == sync::deferred;
   auto timeout = how == wait::awaited ? caf::duration{store_timeout} : caf::duration{caf::infinite};
   // The run's own records (its rounds, its end) feed the tenant's history
-  // once durable; the audit's do not.
+  // once the store acknowledges them; the audit's do not.
   std::optional<event_record> history;
   if (self->state.setup.desk && stream.rfind("run.", 0) == 0)
     history = event_record{req.tenant, std::move(stream), 0, 0, std::move(type), std::move(data)};
@@ -507,7 +507,6 @@ caf::result<std::vector<tool_output>> start_round(self_pointer self, std::vector
     return c.status == call_status::pending && !c.read_only;
   });
   st.decisions_pending = true;
-  st.answer_waiting = false;
   // Queued before the first wave is sent: the scheduler runs the newest job
   // first, so a read-only wave's connection still takes it before the store.
   record(self, audit_stream, "calls.decided", decided_record(st), wait::not_awaited,

@@ -66,7 +66,6 @@ public:
   wave(const wave&) = delete;
   wave& operator=(const wave&) = delete;
 
-  const std::vector<wave_call>& calls() const noexcept { return calls_; }
   std::vector<wave_call>& calls() noexcept { return calls_; }
   uint64_t number() const noexcept { return number_; }
 

@@ -40,10 +40,6 @@ TEST_CASE("a tool cache computes what views ask of each name once") {
   CHECK(list.text_bytes == 4 + 0 + 2);
   CHECK_FALSE(web.name_is_model_facing);
   CHECK(web.input_schema_is_object);
-  uint64_t prefix[2];
-  name_prefix("list", prefix);
-  CHECK(list.name_prefix[0] == prefix[0]);
-  CHECK(list.name_prefix[1] == 0);
 }
 
 TEST_CASE("copies of a tool cache share one block that outlives the original") {
@@ -61,19 +57,7 @@ TEST_CASE("copies of a tool cache share one block that outlives the original") {
   CHECK((tool_cache{}.owner() == nullptr));
 }
 
-TEST_CASE("name prefixes order names as their bytes do") {
-  auto less = [](std::string_view x, std::string_view y) {
-    uint64_t a[2];
-    uint64_t b[2];
-    name_prefix(x, a);
-    name_prefix(y, b);
-    return a[0] != b[0] ? a[0] < b[0] : a[1] < b[1];
-  };
-  CHECK(less("ab", "abc"));
-  CHECK(less("abc", "abd"));
-  CHECK(less("A", "a"));
-  CHECK(less("list_issues", "list_issues_v2"));
-  CHECK_FALSE(less("same_first_16_by_a", "same_first_16_by_b")); // equal prefixes
+TEST_CASE("model-facing names and JSON object schemas are told apart") {
   CHECK(is_model_facing_name("a-b_C9"));
   CHECK_FALSE(is_model_facing_name(""));
   CHECK_FALSE(is_model_facing_name(std::string(65, 'a')));
